@@ -1,0 +1,58 @@
+# Two commands on a fresh Debian machine: `make run` (serve) and `make test` (tests).
+# Each installs what it needs first, idempotently: apt packages for Link Grammar, a virtual
+# environment, CPU torch before anything that depends on torch, then the project and its spaCy model.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+WORKERS ?= 2
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STAMP  := $(VENV)/.installed
+LG_DIR := /usr/lib/python3/dist-packages/linkgrammar
+
+.PHONY: install system-deps run serve test test-all lint fmt bench clean
+
+install: $(STAMP)
+
+system-deps:
+	@if [ ! -d $(LG_DIR) ] || [ ! -d /usr/share/link-grammar/en ]; then \
+	  echo "installing Link Grammar from Debian"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    liblink-grammar5 link-grammar-dictionaries-en python3-link-grammar; \
+	fi
+
+$(STAMP): pyproject.toml Makefile | system-deps
+	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	# Debian's Link Grammar bindings, made importable from the project's Python.
+	ln -sfn $(LG_DIR) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/linkgrammar"
+	$(BIN)/python -c "import spacy, features; features.load_nlp()"
+	touch $@
+
+run: install
+	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) --preload wsgi:app
+
+serve: run
+
+test: install
+	$(BIN)/python -m pytest -m "not slow" -q
+
+test-all: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+fmt: install
+	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
+
+bench: install
+	$(BIN)/python bench/accuracy.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

