@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -12,7 +13,11 @@ from pathlib import Path
 from scorer.config import from_env
 from scorer.errors import InputError, ScorerError
 
-__all__ = ["main"]
+__all__ = ["main", "read_lines"]
+
+# Each module adds its subcommands with `add_commands(subparsers)`; handlers import the library
+# lazily, so `fluency --help` stays fast and `scorer` imports without `training/`.
+_COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def read_lines(path: str) -> list[str]:
@@ -111,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     acc.add_argument("--lowercase", action="store_true", help="compare lower-cased tokens")
     acc.add_argument("--jobs", type=int, default=1, help="spaCy worker processes")
     acc.set_defaults(func=cmd_accuracy)
+    for module in _COMMAND_MODULES:
+        importlib.import_module(module).add_commands(sub)
     return parser
 
 
