@@ -42,7 +42,8 @@ class _Sacre:
 
     def signature(self, n_refs: int = 1) -> str:
         """sacrebleu's signature, with the number of references actually used."""
-        return str(self._corpus.get_signature()).replace("nrefs:1", f"nrefs:{n_refs}", 1)
+        self._corpus.num_refs = n_refs  # sacrebleu sets it while scoring; we score from stats
+        return str(self._corpus.get_signature())
 
 
 class Bleu(_Sacre):

@@ -9,6 +9,8 @@ at once, as they were designed to.
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +20,7 @@ from features.accuracy.alignment import EditCounts
 from features.accuracy.bangalore import Comparison, compare
 from features.accuracy.dependency import DependencyF
 from features.accuracy.ngram import Bleu, Chrf, Nist
-from features.parsing import parse, pipeline_name
+from features.parsing import load_nlp, parse, pipeline_name
 from features.sentence import Sentence
 from scorer.errors import InputError
 
@@ -94,6 +96,124 @@ def _best(values: Sequence[float]) -> int:
     return int(np.argmax(values))  # first best on ties: the earlier reference wins
 
 
+@dataclass
+class _Part:
+    """Everything a run over some segments contributes to the corpus figures."""
+
+    rows: list[dict[str, float | int]]
+    bleu: list[np.ndarray]
+    chrf: list[np.ndarray]
+    dep: list[np.ndarray]
+    counts: dict[str, list[EditCounts]]
+    hyp_tokens: list[list[str]]
+    ref_tokens: list[list[list[str]]]
+    comparisons: list[list[Comparison]]
+
+
+def _score_part(hypotheses, references, reference_trees, model, lowercase, offset=0) -> _Part:
+    """Parse a slice of the segments (hypotheses and references together, once) and score it."""
+    n_refs = [len(r) for r in references]
+    texts = list(hypotheses) + [r for refs in references for r in refs]
+    # Accuracy reads tokens and trees only: skip the lemmatizer.
+    parsed = parse(texts, model=model, lemmas=False)
+    for text, sent in zip(texts, parsed, strict=True):
+        if sent.n_tokens > MAX_TOKENS:
+            raise InputError(
+                f"a text has {sent.n_tokens} tokens (starts {text[:40]!r}); at most {MAX_TOKENS} "
+                "are accepted: split it into sentences"
+            )
+    hyp_parses, ref_parses, start = parsed[: len(hypotheses)], [], len(hypotheses)
+    for k in n_refs:
+        ref_parses.append(parsed[start : start + k])
+        start += k
+
+    bleu, chrf, nist, depf = (
+        Bleu(lowercase=lowercase),
+        Chrf(lowercase=lowercase),
+        Nist(),
+        DependencyF(),
+    )
+    part = _Part([], [], [], [], {m: [] for m, *_ in _FAMILIES}, [], [], [])
+    for i, hyp in enumerate(hyp_parses):
+        trees = list(ref_parses[i])
+        if reference_trees is not None:
+            for k, gold in enumerate(reference_trees[i]):
+                if gold is not None:
+                    trees[k] = gold
+        comparisons = [compare(hyp, tree, lowercase=lowercase) for tree in trees]
+        part.comparisons.append(comparisons)
+        row: dict[str, float | int] = {"index": offset + i, "hyp_len": hyp.n_tokens}
+        for metric, prefix, source, names in _FAMILIES:
+            k = _best([getattr(c, metric) for c in comparisons])
+            counts = getattr(comparisons[k], source)
+            part.counts[metric].append(counts)
+            row[metric] = getattr(comparisons[k], metric)
+            row.update({f"{prefix}_{short}": getattr(counts, attr) for short, attr in names})
+            row[f"{prefix}_ref"] = k
+        for metric in ("understandability_accuracy", "quality_accuracy"):
+            k = _best([getattr(c, metric) for c in comparisons])
+            row[metric] = getattr(comparisons[k], metric)
+            row[f"{metric.removesuffix('_accuracy')}_ref"] = k
+
+        refs = list(references[i])
+        b, c = bleu.segment_stats(hypotheses[i], refs), chrf.segment_stats(hypotheses[i], refs)
+        part.bleu.append(b)
+        part.chrf.append(c)
+        row["bleu"] = bleu.from_stats(b, sentence=True)
+        row["chrf"] = chrf.from_stats(c, sentence=True)
+        hyp_tokens = _toks(hyp, lowercase)
+        ref_tokens = [_toks(t, lowercase) for t in trees]
+        part.hyp_tokens.append(hyp_tokens)
+        part.ref_tokens.append(ref_tokens)
+        row["nist"] = nist.sentence(hyp_tokens, ref_tokens)
+
+        dstats = [depf.segment_stats(hyp, ref) for ref in ref_parses[i]]
+        k = _best([depf.from_stats(s) for s in dstats])
+        part.dep.append(dstats[k])
+        p, r, f = depf.precision_recall_f(dstats[k])
+        row.update(dependency_f=f, dependency_precision=p, dependency_recall=r, dependency_ref=k)
+        part.rows.append(row)
+    return part
+
+
+def _score_chunk(args) -> _Part:
+    return _score_part(*args)
+
+
+def _run(hypotheses, references, reference_trees, model, lowercase, n_process) -> _Part:
+    """Score in `n_process` forked workers, each parsing and scoring a contiguous slice.
+
+    Parsing and the alignments are both CPU-bound, so whole slices go to workers (spaCy's own
+    `n_process` would parallelise the parse only). The pipeline is loaded before the fork and
+    shared copy-on-write.
+    """
+    n = len(hypotheses)
+    if n_process <= 1 or n < 200:
+        return _score_part(hypotheses, references, reference_trees, model, lowercase)
+    load_nlp(model)
+    bounds = np.linspace(0, n, n_process + 1).astype(int)
+    jobs = [
+        (
+            list(hypotheses[a:b]),
+            list(references[a:b]),
+            None if reference_trees is None else list(reference_trees[a:b]),
+            model,
+            lowercase,
+            int(a),
+        )
+        for a, b in itertools.pairwise(bounds)
+    ]
+    with multiprocessing.get_context("fork").Pool(n_process) as pool:
+        parts = pool.map(_score_chunk, jobs)
+    merged = parts[0]
+    for part in parts[1:]:
+        for name in ("rows", "bleu", "chrf", "dep", "hyp_tokens", "ref_tokens", "comparisons"):
+            getattr(merged, name).extend(getattr(part, name))
+        for metric in merged.counts:
+            merged.counts[metric].extend(part.counts[metric])
+    return merged
+
+
 def score_accuracy(
     hypotheses: Sequence[str],
     references: Sequence[Sequence[str]],
@@ -106,139 +226,46 @@ def score_accuracy(
     """Score each hypothesis against its references with every metric in `METRICS`.
 
     `reference_trees[i][k]`, when given and not None, is a gold tree for reference k of segment i;
-    its tokens then stand for that reference in the string and tree accuracies. Dependency F
-    always compares spaCy's parses of both sides, so their labels agree.
+    its tokens then stand for that reference in the string and tree accuracies and NIST.
+    Dependency F always compares spaCy's parses of both sides, so their labels agree.
+    `n_process` > 1 scores slices of at least 100 segments in parallel processes.
     """
     _check(hypotheses, references, reference_trees)
-    n_refs = [len(r) for r in references]
-    texts = list(hypotheses) + [r for refs in references for r in refs]
-    parsed = parse(texts, model=model, n_process=n_process)
-    for text, sent in zip(texts, parsed, strict=True):
-        if sent.n_tokens > MAX_TOKENS:
-            raise InputError(
-                f"a text has {sent.n_tokens} tokens (starts {text[:40]!r}); at most {MAX_TOKENS} "
-                "are accepted: split it into sentences"
-            )
-    hyp_parses = parsed[: len(hypotheses)]
-    ref_parses: list[list[Sentence]] = []
-    start = len(hypotheses)
-    for k in n_refs:
-        ref_parses.append(parsed[start : start + k])
-        start += k
-
+    part = _run(hypotheses, references, reference_trees, model, lowercase, n_process)
     bleu, chrf, nist, depf = (
         Bleu(lowercase=lowercase),
         Chrf(lowercase=lowercase),
         Nist(),
         DependencyF(),
     )
-    rows, all_comparisons = [], []
-    bleu_stats, chrf_stats, dep_stats = [], [], []
-    best_counts: dict[str, list[EditCounts]] = {m: [] for m, *_ in _FAMILIES}
-    for i, hyp in enumerate(hyp_parses):
-        trees = list(ref_parses[i])
-        if reference_trees is not None:
-            for k, gold in enumerate(reference_trees[i]):
-                if gold is not None:
-                    trees[k] = gold
-        comparisons = [compare(hyp, tree, lowercase=lowercase) for tree in trees]
-        all_comparisons.append(comparisons)
-        row: dict[str, float | int] = {"index": i, "hyp_len": hyp.n_tokens}
-        for metric, prefix, source, names in _FAMILIES:
-            k = _best([getattr(c, metric) for c in comparisons])
-            counts = getattr(comparisons[k], source)
-            best_counts[metric].append(counts)
-            row[metric] = getattr(comparisons[k], metric)
-            row.update({f"{prefix}_{short}": getattr(counts, attr) for short, attr in names})
-            row[f"{prefix}_ref"] = k
-        for metric in ("understandability_accuracy", "quality_accuracy"):
-            k = _best([getattr(c, metric) for c in comparisons])
-            row[metric] = getattr(comparisons[k], metric)
-            row[f"{metric.removesuffix('_accuracy')}_ref"] = k
+    corpus: dict[str, float] = {"n_segments": len(part.rows)}
+    if part.rows:
+        for metric in METRICS[:6]:
+            corpus[f"mean_{metric}"] = float(np.mean([r[metric] for r in part.rows]))
+        # Pooled: problems summed over the corpus over reference tokens summed (micro average).
+        for metric, *_ in _FAMILIES:
+            total = sum(part.counts[metric], EditCounts())
+            kind = "simple_accuracy" if metric.startswith("simple") else "generation_accuracy"
+            corpus[f"pooled_{metric}"] = getattr(total, kind)
+        corpus["bleu"] = bleu.from_stats(np.sum(part.bleu, axis=0))
+        corpus["chrf"] = chrf.from_stats(np.sum(part.chrf, axis=0))
+        corpus["nist"] = nist.corpus(part.hyp_tokens, part.ref_tokens)
+        p, r, f = depf.precision_recall_f(np.sum(part.dep, axis=0))
+        corpus.update(dependency_f=f, dependency_precision=p, dependency_recall=r)
 
-        refs = list(references[i])
-        b, c = bleu.segment_stats(hypotheses[i], refs), chrf.segment_stats(hypotheses[i], refs)
-        bleu_stats.append(b)
-        chrf_stats.append(c)
-        row["bleu"] = bleu.from_stats(b, sentence=True)
-        row["chrf"] = chrf.from_stats(c, sentence=True)
-        row["nist"] = nist.sentence(_toks(hyp, lowercase), [_toks(t, lowercase) for t in trees])
-
-        dstats = [depf.segment_stats(hyp, ref) for ref in ref_parses[i]]
-        k = _best([depf.from_stats(s) for s in dstats])
-        dep_stats.append(dstats[k])
-        p, r, f = depf.precision_recall_f(dstats[k])
-        row.update(dependency_f=f, dependency_precision=p, dependency_recall=r, dependency_ref=k)
-        rows.append(row)
-
-    corpus = _corpus(
-        rows,
-        best_counts,
-        bleu,
-        chrf,
-        nist,
-        depf,
-        bleu_stats,
-        chrf_stats,
-        dep_stats,
-        hyp_parses,
-        ref_parses,
-        reference_trees,
-        lowercase,
-    )
     parser = pipeline_name(model)
     case = "lc" if lowercase else "mixed"
+    n_refs = max((len(r) for r in references), default=1)
     signatures = {
         "string": f"bangalore2000|tok:{parser}|case:{case}|ins:3|del:3|sub:4",
         "tree": f"bangalore2000|tree:{parser}+gold-conllu-if-given|case:{case}",
-        "bleu": bleu.signature(max(n_refs, default=1)),
-        "chrf": chrf.signature(max(n_refs, default=1)),
+        "bleu": bleu.signature(n_refs),
+        "chrf": chrf.signature(n_refs),
         "nist": nist.signature() + f"|tok:{parser}",
         "dependency_f": depf.signature(parser),
     }
-    return AccuracyReport(rows, corpus, signatures, all_comparisons)
+    return AccuracyReport(part.rows, corpus, signatures, part.comparisons)
 
 
 def _toks(sentence: Sentence, lowercase: bool) -> list[str]:
     return [t.lower() for t in sentence.tokens] if lowercase else list(sentence.tokens)
-
-
-def _corpus(
-    rows,
-    best_counts,
-    bleu,
-    chrf,
-    nist,
-    depf,
-    bleu_stats,
-    chrf_stats,
-    dep_stats,
-    hyp_parses,
-    ref_parses,
-    reference_trees,
-    lowercase,
-) -> dict[str, float]:
-    corpus: dict[str, float] = {"n_segments": len(rows)}
-    if not rows:
-        return corpus
-    for metric in METRICS[:6]:
-        corpus[f"mean_{metric}"] = float(np.mean([r[metric] for r in rows]))
-    # Pooled: problems summed over the corpus over reference tokens summed (a micro average).
-    for metric, *_ in _FAMILIES:
-        total = sum(best_counts[metric], EditCounts())
-        kind = "simple_accuracy" if metric.startswith("simple") else "generation_accuracy"
-        corpus[f"pooled_{metric}"] = getattr(total, kind)
-    corpus["bleu"] = bleu.from_stats(np.sum(bleu_stats, axis=0))
-    corpus["chrf"] = chrf.from_stats(np.sum(chrf_stats, axis=0))
-    refs_tokens = []
-    for i, refs in enumerate(ref_parses):
-        trees = list(refs)
-        if reference_trees is not None:
-            for k, gold in enumerate(reference_trees[i]):
-                if gold is not None:
-                    trees[k] = gold
-        refs_tokens.append([_toks(t, lowercase) for t in trees])
-    corpus["nist"] = nist.corpus([_toks(h, lowercase) for h in hyp_parses], refs_tokens)
-    p, r, f = depf.precision_recall_f(np.sum(dep_stats, axis=0))
-    corpus.update(dependency_f=f, dependency_precision=p, dependency_recall=r)
-    return corpus

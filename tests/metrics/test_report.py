@@ -72,3 +72,15 @@ def test_very_long_text_is_refused_not_stalled():
     long = " ".join(["word"] * 1500)
     with pytest.raises(InputError, match="at most"):
         score_accuracy([long], [["word"]])
+
+
+def test_parallel_scoring_equals_serial_scoring():
+    hyps = [
+        f"The {w} rose {i} percent in trading on Monday ." for i, w in enumerate(["index"] * 110)
+    ]
+    hyps += [f"Shares of company {i} fell sharply ." for i in range(110)]
+    refs = [[h.replace("rose", "climbed").replace("fell", "dropped")] for h in hyps]
+    serial = score_accuracy(hyps, refs, n_process=1)
+    parallel = score_accuracy(hyps, refs, n_process=2)
+    assert serial.rows == parallel.rows
+    assert serial.corpus == pytest.approx(parallel.corpus)
