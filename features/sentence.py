@@ -17,6 +17,10 @@ class Sentence:
     `heads[i]` is the index (0-based, within this text) of token i's head; a root points to itself,
     as in spaCy. A text spaCy splits into several sentences has several roots. `source` says where
     the tree came from ("spacy:<pipeline>-<version>" or "conllu:gold").
+
+    `transition_logprobs`: the natural-log probability of each move spaCy's greedy parser made
+    building this tree, in order (softmax over the moves valid at that step); about two per
+    token. Empty when the tree did not come from that parser (gold, by hand, empty text).
     """
 
     text: str
@@ -27,6 +31,7 @@ class Sentence:
     pos: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     source: str = ""
+    transition_logprobs: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.tokens)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -110,12 +110,20 @@ class _Part:
     comparisons: list[list[Comparison]]
 
 
-def _score_part(hypotheses, references, reference_trees, model, lowercase, offset=0) -> _Part:
-    """Parse a slice of the segments (hypotheses and references together, once) and score it."""
+def _score_part(
+    hypotheses, references, reference_trees, model, lowercase, offset=0, known=None
+) -> _Part:
+    """Parse a slice of the segments (hypotheses and references together, once) and score it.
+
+    `known`: parses the caller already has, by text (the service shares the fluency parse).
+    """
     n_refs = [len(r) for r in references]
     texts = list(hypotheses) + [r for refs in references for r in refs]
+    known = known or {}
+    todo = [t for t in texts if t not in known]
     # Accuracy reads tokens and trees only: skip the lemmatizer.
-    parsed = parse(texts, model=model, lemmas=False)
+    fresh = dict(zip(todo, parse(todo, model=model, lemmas=False), strict=True))
+    parsed = [known.get(t) or fresh[t] for t in texts]
     for text, sent in zip(texts, parsed, strict=True):
         if sent.n_tokens > MAX_TOKENS:
             raise InputError(
@@ -180,7 +188,7 @@ def _score_chunk(args) -> _Part:
     return _score_part(*args)
 
 
-def _run(hypotheses, references, reference_trees, model, lowercase, n_process) -> _Part:
+def _run(hypotheses, references, reference_trees, model, lowercase, n_process, known) -> _Part:
     """Score in `n_process` forked workers, each parsing and scoring a contiguous slice.
 
     Parsing and the alignments are both CPU-bound, so whole slices go to workers (spaCy's own
@@ -189,7 +197,7 @@ def _run(hypotheses, references, reference_trees, model, lowercase, n_process) -
     """
     n = len(hypotheses)
     if n_process <= 1 or n < 200:
-        return _score_part(hypotheses, references, reference_trees, model, lowercase)
+        return _score_part(hypotheses, references, reference_trees, model, lowercase, 0, known)
     load_nlp(model)
     bounds = np.linspace(0, n, n_process + 1).astype(int)
     jobs = [
@@ -222,16 +230,18 @@ def score_accuracy(
     model: str | Sequence[str] | None = None,
     lowercase: bool = False,
     n_process: int = 1,
+    parses: Mapping[str, Sentence] | None = None,
 ) -> AccuracyReport:
     """Score each hypothesis against its references with every metric in `METRICS`.
 
     `reference_trees[i][k]`, when given and not None, is a gold tree for reference k of segment i;
     its tokens then stand for that reference in the string and tree accuracies and NIST.
     Dependency F always compares spaCy's parses of both sides, so their labels agree.
-    `n_process` > 1 scores slices of at least 100 segments in parallel processes.
+    `n_process` > 1 scores slices of at least 100 segments in parallel processes. `parses`:
+    spaCy parses the caller already made, by text, used instead of parsing again.
     """
     _check(hypotheses, references, reference_trees)
-    part = _run(hypotheses, references, reference_trees, model, lowercase, n_process)
+    part = _run(hypotheses, references, reference_trees, model, lowercase, n_process, parses)
     bleu, chrf, nist, depf = (
         Bleu(lowercase=lowercase),
         Chrf(lowercase=lowercase),

@@ -1,0 +1,232 @@
+"""Constituency-parser scores: the role the Collins parser plays in Mutton et al. (2007).
+
+GLEU reads a statistical parser's confidence in its best tree: text a grammar of English fits
+gets a tree the model is sure of; word salad gets a low-probability, FRAG-rooted guess. We use
+a benepar chart parser (Kitaev & Klein 2018) with a character-LSTM encoder, trained on the WSJ
+sample by `fluency train-parser` (`training/parser.py`) and shipped in `models/benepar/`.
+
+A tree's score is the sum of its labelled spans' scores (benepar's span classifier, the empty
+label scoring 0). Read as a tree CRF over all binarised, labelled trees of the words, the best
+tree has log-probability score(best) - log Z, with Z summed by torch-struct's inside algorithm
+on the model's own chart, with benepar's constraint that the root span is a constituent.
+benepar trains by a max-margin loss, not by likelihood, so this probability is the Gibbs
+distribution of the scores, not a calibrated one; it is used only as a feature.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from features.registry import feature
+from features.resources import MODELS_DIR, Resources
+from features.sentence import Sentence
+from scorer.errors import ModelLoadError
+
+__all__ = [
+    "DEFAULT_PATH",
+    "MAX_TOKENS",
+    "ParseStats",
+    "ParserInput",
+    "benepar_modules",
+    "load_parser",
+    "parser_words",
+    "save_parser",
+    "score_parses",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PATH = MODELS_DIR / "benepar" / "parser.pt"
+# Longer texts are parsed on their first MAX_TOKENS words: CKY is cubic in length (500 words
+# cost about a second), and the features are per-word or ratios, so a long prefix stands
+# for the whole. The encoder's own limit is 510 words.
+MAX_TOKENS = 300
+BATCH_TOKENS = 2000  # words per forward pass
+CLAUSES = frozenset({"S", "SINV", "SQ", "SBARQ", "SBAR"})
+NAMES = (
+    "score_per_word",
+    "logprob_per_word",
+    "frag_ratio",
+    "x_ratio",
+    "max_depth",
+    "root_clause",
+)
+
+
+@dataclass(frozen=True)
+class ParserInput:
+    """One sentence as benepar's `ChartParser.encode` reads it (its `BaseInputExample`
+    interface): words, and the gold tree when training."""
+
+    words: tuple[str, ...]
+    tree: Any = None  # nltk.Tree with a TOP root, for training
+
+    @property
+    def space_after(self) -> list[bool]:
+        return [True] * len(self.words)  # read only by subword encoders, not the char LSTM
+
+    def leaves(self) -> list[str]:
+        return list(self.tree.leaves()) if self.tree is not None else list(self.words)
+
+    def pos(self) -> list[tuple[str, str]]:
+        if self.tree is not None:
+            return self.tree.pos()
+        return [(w, "UNK") for w in self.words]
+
+
+@dataclass(frozen=True)
+class ParseStats:
+    """The best tree of one word sequence and how sure the parser is of it."""
+
+    n_words: int
+    best_score: float  # sum of span scores of the best tree
+    log_z: float  # log partition over all trees (natural log)
+    labels: tuple[str, ...]  # phrasal labels of the best tree, unary chains split, preorder
+    max_depth: int  # most phrasal nodes above any word
+
+    @property
+    def logprob(self) -> float:
+        return self.best_score - self.log_z
+
+
+def parser_words(tokens: Sequence[str], max_tokens: int = MAX_TOKENS) -> tuple[str, ...]:
+    """spaCy tokens as the parser was trained to read them: whitespace tokens dropped (the
+    treebank has none), quotes and dashes normalised as benepar normalises the treebank's
+    words (`ptb_unescape`: curly quotes become straight ones), at most `max_tokens`."""
+    words = [t for t in tokens if t.strip()][:max_tokens]
+    return tuple(benepar_modules().ptb_unescape.ptb_unescape(words))
+
+
+def load_parser(path: str | Path = DEFAULT_PATH):
+    """A benepar `ChartParser` from a checkpoint written by `save_parser`, in eval mode."""
+    import torch
+
+    bp = benepar_modules()
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(
+            f"no benepar checkpoint at {path}; train one with "
+            "`fluency train-parser --treebank treebank --out models/benepar`"
+        )
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        config = dict(data["config"])
+        config["hparams"] = bp.nkutil.HParams(**config["hparams"])
+        parser = bp.parse_chart.ChartParser(**config)
+        parser.load_state_dict({k: v.float() for k, v in data["state_dict"].items()})
+    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
+        raise ModelLoadError(f"{path} is not a benepar checkpoint we can load: {exc}") from exc
+    parser.eval()
+    return parser
+
+
+def save_parser(parser, path: str | Path) -> None:
+    """benepar's single-file checkpoint (`config` + `state_dict`), weights stored as float16:
+    half the size, and the dev F1 of the shipped model does not change (see its card)."""
+    import torch
+
+    state = {k: v.half() if v.is_floating_point() else v for k, v in parser.state_dict().items()}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"config": parser.config, "state_dict": state}, path)
+
+
+def benepar_modules():
+    """benepar's modules (see `features._benepar_compat`); ModelLoadError when not installed."""
+    from features._benepar_compat import import_benepar
+
+    try:
+        return import_benepar()
+    except ImportError as exc:
+        raise ModelLoadError(str(exc)) from exc
+
+
+def score_parses(parser, sentences: Sequence[Sequence[str]]) -> list[ParseStats]:
+    """Parse word sequences (none empty) in length-sorted batches; one `ParseStats` each."""
+    import torch
+
+    bp = benepar_modules()
+    out: list[ParseStats | None] = [None] * len(sentences)
+    inputs = [ParserInput(tuple(words)) for words in sentences]
+    for ids, batch in bp.subbatching.split(
+        inputs, costs=[len(x.words) for x in inputs], max_cost=BATCH_TOKENS
+    ):
+        with torch.no_grad():
+            for i, stats in zip(ids, _score_batch(parser, bp, batch), strict=True):
+                out[i] = stats
+    return out  # type: ignore[return-value]
+
+
+def _score_batch(parser, bp, inputs: Sequence[ParserInput]) -> list[ParseStats]:
+    import torch
+
+    batch = parser.pad_encoded([parser.encode(x) for x in inputs])
+    span_scores, _ = parser(batch)
+    lengths = batch["valid_token_mask"].sum(-1) - 2  # start/stop tokens don't count
+    scores = span_scores - span_scores[..., :1]  # the empty label scores 0, as in decoding
+    if parser.decoder.force_root_constituent:
+        scores[torch.arange(scores.shape[0]), 0, lengths - 1, 0] -= 1e9
+    dist = bp.torch_struct.TreeCRF(scores, lengths=lengths)
+    best, log_z = dist.max.tolist(), dist.partition.tolist()
+    charts = parser.decoder.charts_from_pytorch_scores_batched(span_scores, lengths)
+    return [
+        _stats(parser.decoder, chart, int(n), b, z)
+        for chart, n, b, z in zip(charts, lengths.tolist(), best, log_z, strict=True)
+    ]
+
+
+def _stats(decoder, chart, n: int, best: float, log_z: float) -> ParseStats:
+    tree = decoder.compressed_output_from_chart(chart)
+    labels: list[str] = []
+    depth = [0] * n
+    for start, end, label_id in zip(tree.starts, tree.ends, tree.labels, strict=True):
+        chain = [x for x in decoder.label_from_index[int(label_id)].split("::") if x]
+        labels.extend(chain)
+        for i in range(start, end):
+            depth[i] += len(chain)
+    return ParseStats(n, float(best), float(log_z), tuple(labels), max(depth, default=0))
+
+
+def _load(resources: Resources):
+    return load_parser(resources.benepar_path or DEFAULT_PATH)
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else 0.0
+
+
+@feature("benepar.v1", names=NAMES, requires=("benepar",))
+def constituency(sentences: Sequence[Sentence], resources: Resources | None = None):
+    """Per word: the best tree's score and its log-probability (natural log, tree CRF over the
+    parser's span scores; averaged so length, a feature of its own, isn't counted twice).
+    The share of the tree's phrasal nodes that are FRAG or X (what the parser falls back on
+    when no grammatical analysis fits), the deepest nesting of phrasal nodes above a word,
+    and whether the root is a clause (S, SINV, SQ, SBARQ, SBAR). Texts with no words: zeros.
+    Only the first MAX_TOKENS words are parsed."""
+    resources = resources if resources is not None else Resources()
+    parser = resources.get("benepar", _load)
+    words = [parser_words(s.tokens) for s in sentences]
+    todo = [i for i, w in enumerate(words) if w]
+    parsed = dict(zip(todo, score_parses(parser, [words[i] for i in todo]), strict=True))
+    rows = []
+    for i in range(len(sentences)):
+        stats = parsed.get(i)
+        if stats is None:
+            rows.append(dict.fromkeys(NAMES, 0.0))
+            continue
+        n_nodes = max(len(stats.labels), 1)
+        rows.append(
+            {
+                "score_per_word": _finite(stats.best_score / stats.n_words),
+                "logprob_per_word": _finite(stats.logprob / stats.n_words),
+                "frag_ratio": stats.labels.count("FRAG") / n_nodes,
+                "x_ratio": stats.labels.count("X") / n_nodes,
+                "max_depth": float(stats.max_depth),
+                "root_clause": float(bool(stats.labels) and stats.labels[0] in CLAUSES),
+            }
+        )
+    return rows

@@ -1,0 +1,192 @@
+"""The fluency model: an sklearn Pipeline over extracted features, saved as a checked bundle.
+
+A bundle is a folder `models/<name>/` holding `model.joblib` and `card.json` (feature names and
+order, feature-set version, library versions, training data and its hash, seed, metrics, and the
+SHA-256 of `model.joblib`). joblib files run code when loaded, so `load_model` loads only from
+inside the configured models directory and only a file whose hash matches its card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import sklearn
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
+
+from features import registry
+from features.extract import extract
+from features.parsing import parse
+from features.resources import Resources
+from features.sentence import Sentence
+from scorer.errors import ModelLoadError
+
+__all__ = [
+    "DEFAULT_FEATURES",
+    "FeatureExtractor",
+    "build_model",
+    "feature_set_version",
+    "load_model",
+    "save_model",
+]
+
+logger = logging.getLogger(__name__)
+MODEL_FILE, CARD_FILE = "model.joblib", "card.json"
+
+
+def _default_features() -> tuple[str, ...]:
+    return tuple(spec.name for spec in registry.all_specs())
+
+
+DEFAULT_FEATURES: tuple[str, ...] = ()  # empty: every registered extractor
+
+
+def feature_set_version(features: Sequence[str]) -> str:
+    """A short hash of the extractors and the exact columns they yield."""
+    specs = [registry.get(n) for n in features]
+    text = "|".join(f"{s.name}:{','.join(s.names)}" for s in specs)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class FeatureExtractor(TransformerMixin, BaseEstimator):
+    """Parsed sentences (or raw strings) -> one {"<extractor>/<name>": value} dict each."""
+
+    def __init__(self, features: tuple[str, ...] = DEFAULT_FEATURES):
+        self.features = features  # stored untouched: clone() and set_params() depend on it
+
+    def fit(self, sentences=None, y=None):
+        names = tuple(self.features) or _default_features()
+        self.specs_ = [registry.get(n) for n in names]  # validation belongs in fit
+        self.features_ = names
+        return self
+
+    def transform(self, sentences: Sequence[Sentence | str], resources: Resources | None = None):
+        check_is_fitted(self)
+        items = list(sentences)
+        if items and isinstance(items[0], str):
+            items = parse(items)
+        return extract(items, self.features_, resources)
+
+
+def build_model(
+    *,
+    C: float = 1.0,
+    kernel: str = "rbf",
+    gamma: str | float = "scale",
+    features: tuple[str, ...] = DEFAULT_FEATURES,
+    seed: int = 12345,
+) -> Pipeline:
+    """Extract -> DictVectorizer -> StandardScaler -> SVC; the score is `decision_function`."""
+    return Pipeline(
+        [
+            ("extract", FeatureExtractor(features)),
+            ("vectorize", DictVectorizer(sparse=False, sort=True)),
+            ("scale", StandardScaler()),
+            ("svm", SVC(C=C, kernel=kernel, gamma=gamma, random_state=seed)),
+        ]
+    )
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> Path:
+    """Write `model.joblib` and a `card.json` completed with features, versions and the hash."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    extractor = pipeline.named_steps["extract"]
+    check_is_fitted(extractor)
+    joblib.dump(pipeline, out / MODEL_FILE, compress=3)
+    import spacy
+
+    full = {
+        **card,
+        "features": list(extractor.features_),
+        "feature_columns": list(pipeline.named_steps["vectorize"].get_feature_names_out()),
+        "feature_set_version": feature_set_version(extractor.features_),
+        "libraries": {
+            "python": platform.python_version(),
+            "scikit-learn": sklearn.__version__,
+            "numpy": np.__version__,
+            "spacy": spacy.__version__,
+        },
+        "model_sha256": _sha256(out / MODEL_FILE),
+    }
+    (out / CARD_FILE).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def load_model(path: str | Path, models_dir: str | Path) -> tuple[Pipeline, dict[str, Any]]:
+    """Load a bundle after checking where it is, its hash, and its features against ours."""
+    models_dir = Path(models_dir)
+    path = Path(path)
+    if not path.is_absolute() and not path.exists():
+        path = models_dir / path  # a bare name: models/<name>
+    if not _inside(path, models_dir):
+        raise ModelLoadError(
+            f"model {path} is outside the models directory {models_dir}; joblib files run code "
+            "when loaded, so only models under FLUENCY_MODELS_DIR are loaded"
+        )
+    card_path, model_path = path / CARD_FILE, path / MODEL_FILE
+    if not card_path.is_file() or not model_path.is_file():
+        raise ModelLoadError(f"no model at {path}: expected {MODEL_FILE} and {CARD_FILE} there")
+    try:
+        card = json.loads(card_path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{card_path} is not a readable JSON model card: {exc}") from exc
+    if not isinstance(card, dict) or "model_sha256" not in card or "features" not in card:
+        raise ModelLoadError(f"{card_path} lacks model_sha256/features; retrain or repair it")
+    digest = _sha256(model_path)
+    if digest != card["model_sha256"]:
+        raise ModelLoadError(
+            f"{model_path} has SHA-256 {digest[:12]}..., its card says "
+            f"{str(card['model_sha256'])[:12]}...: the file is corrupt or was replaced"
+        )
+    try:
+        version = feature_set_version(card["features"])
+    except Exception as exc:
+        raise ModelLoadError(f"{path}: its features are not available here ({exc})") from exc
+    if version != card.get("feature_set_version"):
+        raise ModelLoadError(
+            f"{path} was trained on feature set {card.get('feature_set_version')}, this code "
+            f"yields {version} for {card['features']}: retrain the model"
+        )
+    if card.get("libraries", {}).get("scikit-learn") != sklearn.__version__:
+        logger.warning(
+            "model %s was saved with scikit-learn %s, running %s",
+            path,
+            card.get("libraries", {}).get("scikit-learn"),
+            sklearn.__version__,
+        )
+    try:
+        pipeline = joblib.load(model_path)
+    except Exception as exc:
+        raise ModelLoadError(f"{model_path} could not be unpickled: {exc}") from exc
+    if not isinstance(pipeline, Pipeline):
+        raise ModelLoadError(f"{model_path} holds a {type(pipeline).__name__}, not a Pipeline")
+    return pipeline, card

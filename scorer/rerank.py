@@ -1,0 +1,118 @@
+"""Rerank candidates by fluency and, given references, accuracy.
+
+combined = w_fluency * sigmoid(fluency) + sum over metrics m of w_m * m / scale_m
+
+- fluency is the SVM's signed distance; the logistic squashes it into (0, 1) (0.5 on the
+  hyperplane) so that it adds up with accuracies, which are at most 1;
+- BLEU and chrF (0-100) are divided by 100; the Bangalore accuracies are used as they are (<= 1,
+  negative when a candidate has more problems than the reference has words);
+- weights are normalised to sum to 1. Defaults: fluency alone without references;
+  with references `DEFAULT_WEIGHTS_WITH_REFS` (fluency 0.4, generation tree accuracy 0.3,
+  chrF 0.3): fluency keeps a broken candidate down, tree accuracy rewards the reference's
+  structure, chrF its words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from features.accuracy import METRICS, score_accuracy
+from scorer.errors import InputError
+from scorer.scoring import FluencyScorer, check_texts
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "DEFAULT_WEIGHTS_WITH_REFS",
+    "Ranked",
+    "combine",
+    "rerank",
+]
+
+DEFAULT_WEIGHTS: dict[str, float] = {"fluency": 1.0}
+DEFAULT_WEIGHTS_WITH_REFS: dict[str, float] = {
+    "fluency": 0.4,
+    "generation_tree_accuracy": 0.3,
+    "chrf": 0.3,
+}
+_SCALE = {"bleu": 100.0, "chrf": 100.0, "nist": 10.0}
+
+
+@dataclass(frozen=True)
+class Ranked:
+    index: int  # position in the input
+    text: str
+    fluency: float
+    combined: float
+    accuracy: dict[str, float] = field(default_factory=dict)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def check_weights(weights: Mapping[str, float] | None, has_refs: bool) -> dict[str, float]:
+    if weights is None:
+        return dict(DEFAULT_WEIGHTS_WITH_REFS if has_refs else DEFAULT_WEIGHTS)
+    if not isinstance(weights, Mapping) or not weights:
+        raise InputError("weights must be a non-empty object of {name: number}")
+    allowed = ("fluency", *METRICS)
+    out = {}
+    for name, w in weights.items():
+        if name not in allowed:
+            raise InputError(f"unknown weight {name!r}; one of {', '.join(allowed)}")
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
+            raise InputError(f"weight {name!r} must be a finite number >= 0, got {w!r}")
+        if name != "fluency" and not has_refs and w > 0:
+            raise InputError(f"weight {name!r} needs references; give references or drop it")
+        out[name] = float(w)
+    total = sum(out.values())
+    if total <= 0:
+        raise InputError("weights sum to 0: give at least one positive weight")
+    return {k: v / total for k, v in out.items()}
+
+
+def combine(fluency: float, accuracy: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    value = weights.get("fluency", 0.0) * _sigmoid(fluency)
+    for name, w in weights.items():
+        if name != "fluency":
+            value += w * accuracy[name] / _SCALE.get(name, 1.0)
+    return value
+
+
+def rerank(
+    scorer: FluencyScorer,
+    candidates: Sequence[str],
+    references: Sequence[str] | None = None,
+    *,
+    weights: Mapping[str, float] | None = None,
+    top_k: int | None = None,
+    max_batch: int | None = None,
+    max_chars: int | None = None,
+) -> list[Ranked]:
+    """Candidates best first. Each candidate is parsed once; the parse serves both scores."""
+    candidates = check_texts(
+        candidates, max_batch=max_batch, max_chars=max_chars, what="candidates"
+    )
+    refs = None
+    if references is not None:
+        refs = check_texts(references, max_batch=max_batch, max_chars=max_chars, what="references")
+    weights = check_weights(weights, refs is not None)
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    parses = scorer.annotate(list(candidates) + list(refs or []))
+    scores = scorer.score_sentences(parses[: len(candidates)])
+    accuracy: list[dict[str, float]] = [{} for _ in candidates]
+    if refs is not None:
+        known = {t: p for t, p in zip(list(candidates) + refs, parses, strict=True)}
+        report = score_accuracy(
+            candidates, [refs] * len(candidates), parses=known, model=scorer.spacy_model
+        )
+        accuracy = [{m: float(row[m]) for m in METRICS} for row in report.rows]
+    ranked = [
+        Ranked(i, c, s.score, combine(s.score, acc, weights), acc)
+        for i, (c, s, acc) in enumerate(zip(candidates, scores, accuracy, strict=True))
+    ]
+    ranked.sort(key=lambda r: (-r.combined, r.index))
+    return ranked[:top_k] if top_k else ranked
