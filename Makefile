@@ -29,6 +29,8 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# benepar's model classes without its transformers/tokenizers stack (features/_benepar_compat.py).
+	$(BIN)/python -m pip install -q --no-deps benepar==0.2.0 torch-struct==0.5
 	# Debian's Link Grammar bindings, made importable from the project's Python.
 	ln -sfn $(LG_DIR) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/linkgrammar"
 	$(BIN)/python -c "import spacy, features; features.load_nlp()"
