@@ -29,7 +29,7 @@ from scorer.model import build_model, save_model
 from training.corpus import read_corpus
 from training.negatives import ERROR_KINDS, Glue, inject_errors
 
-__all__ = ["featurize", "fit", "main", "make_dataset"]
+__all__ = ["add_commands", "featurize", "fit", "main", "make_dataset"]
 
 logger = logging.getLogger(__name__)
 GLUE_SIZES = (1, 2, 3, 4, 6, 8)
@@ -151,6 +151,18 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--glue-sizes", type=int, nargs="*", default=list(GLUE_SIZES))
     ap.add_argument("--error-share", type=float, default=0.25)
     ap.add_argument("--jobs", type=int, default=2)
+
+
+def add_commands(sub) -> None:
+    """`fluency train`."""
+    ap = sub.add_parser(
+        "train",
+        help="train a GLEU fluency model on a corpus (real sentences vs generated ones)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(ap)
+    ap.set_defaults(func=lambda args, config: run(args))
 
 
 def run(args: argparse.Namespace) -> int:

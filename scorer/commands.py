@@ -1,0 +1,139 @@
+"""`fluency score` and `fluency features`: the model and the extractors over text files.
+
+Both stream: input is read, parsed and scored in chunks of `--chunk` lines, and each chunk's
+output is written before the next is read, so 100,000 lines take bounded memory. An empty input
+line is kept as a segment (its row says so) rather than shifting every later line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from scorer.errors import InputError
+
+__all__ = ["add_commands"]
+
+
+def _lines(path: str) -> Iterator[str]:
+    try:
+        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        for line in handle:
+            yield line.rstrip("\n").rstrip("\r")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+
+
+def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
+    while chunk := list(itertools.islice(lines, size)):
+        yield chunk
+
+
+def _scorer(args, config):
+    from scorer.scoring import load_scorer
+
+    return load_scorer(
+        args.model or config["MODEL_PATH"],
+        models_dir=config["MODELS_DIR"],
+        spacy_model=config["SPACY_MODEL"],
+    )
+
+
+def cmd_score(args: argparse.Namespace, config: dict) -> int:
+    from tqdm import tqdm
+
+    scorer = _scorer(args, config)
+    out = sys.stdout
+    bar = tqdm(desc="scoring", unit=" sent", disable=not args.progress, file=sys.stderr)
+    for chunk in _chunks(_lines(args.input), args.chunk):
+        keep = [i for i, t in enumerate(chunk) if t.strip()]
+        scored = scorer.score_sentences(
+            scorer.annotate([chunk[i] for i in keep]), with_features=args.format == "json"
+        )
+        by_line = dict(zip(keep, scored, strict=True))
+        for i in range(len(chunk)):
+            s = by_line.get(i)
+            if args.format == "json":
+                row = {"score": s.score, "features": s.features} if s else {"score": None}
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            else:  # an empty line has no score: "nan" keeps the line count
+                out.write(f"{s.score:.6f}\n" if s else "nan\n")
+        out.flush()
+        bar.update(len(chunk))
+    bar.close()
+    return 0
+
+
+def cmd_features(args: argparse.Namespace, config: dict) -> int:
+    import pandas as pd
+    from tqdm import tqdm
+
+    from features.extract import extract
+    from features.parsing import parse
+    from features.registry import all_specs
+    from features.resources import Resources
+
+    names = args.features or [s.name for s in all_specs()]
+    resources = Resources(spacy_model=config["SPACY_MODEL"])
+    out = Path(args.out)
+    if out.suffix not in (".csv", ".parquet"):
+        raise InputError(f"--out must end in .csv or .parquet, got {out.name}")
+    frames = []
+    bar = tqdm(desc="features", unit=" sent", file=sys.stderr)
+    for chunk in _chunks(_lines(args.input), args.chunk):
+        rows = extract(parse(chunk, model=config["SPACY_MODEL"]), names, resources)
+        frame = pd.DataFrame(rows)
+        frame.insert(0, "text", chunk)
+        frames.append(frame)
+        bar.update(len(chunk))
+    bar.close()
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"text": []})
+    if out.suffix == ".csv":
+        table.to_csv(out, index=False)
+    else:
+        table.to_parquet(out, index=False)
+    print(f"wrote {len(table)} rows x {table.shape[1] - 1} features to {out}", file=sys.stderr)
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1 or math.isinf(value):
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return value
+
+
+def add_commands(sub) -> None:
+    score = sub.add_parser(
+        "score",
+        help="fluency score per line of text (the SVM's signed distance: > 0 looks real)",
+        description="One output line per input line, same order; streams in chunks.",
+    )
+    score.add_argument("input", nargs="?", default="-", help="text file, one sentence a line")
+    score.add_argument("--model", help="model folder or name under FLUENCY_MODELS_DIR")
+    score.add_argument("--format", choices=("text", "json"), default="text")
+    score.add_argument("--chunk", type=_positive, default=512, help="lines per batch")
+    score.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    score.set_defaults(func=cmd_score)
+
+    feats = sub.add_parser(
+        "features",
+        help="every feature value per line of text, to CSV or Parquet",
+        description="One row per input line, with the text; streams in chunks.",
+    )
+    feats.add_argument("--in", dest="input", default="-", help="text file, one sentence a line")
+    feats.add_argument("--out", required=True, help="feats.csv or feats.parquet")
+    feats.add_argument("--features", nargs="*", help="extractors (default: every registered)")
+    feats.add_argument("--chunk", type=_positive, default=512)
+    feats.set_defaults(func=cmd_features)

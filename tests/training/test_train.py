@@ -1,0 +1,113 @@
+"""Train a small GLEU model end to end, through the CLI, on a corpus the test writes itself."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import pytest
+
+from scorer.cli import main
+from scorer.errors import ModelLoadError
+from scorer.model import load_model
+from scorer.scoring import load_scorer
+
+SUBJECTS = ["The company", "The bank", "Our small team", "The minister", "A farmer", "The board"]
+VERBS = ["said", "reported", "expected", "announced", "denied", "confirmed"]
+OBJECTS = [
+    "that profits would rise next year",
+    "a sharp fall in exports",
+    "new measures to support prices",
+    "that the talks had failed",
+    "an agreement with its lenders",
+    "record sales in the first quarter",
+]
+TAILS = ["", " on Tuesday", " after the meeting", " in a statement", " last week"]
+FEATURES = ["surface.v1", "spacy.v1"]
+
+
+def _corpus(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}{rng.choice(TAILS)}."
+        for _ in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(_corpus(600, 1)) + "\n")
+    models = root / "models"
+    argv = ["train", "--corpus", str(corpus), "--out", str(models / "small")]
+    argv += ["--sentences", "150", "--seed", "7", "--jobs", "1", "--features", *FEATURES]
+    assert main(argv) == 0
+    return models
+
+
+def test_bundle_has_a_complete_card(trained):
+    card = json.loads((trained / "small" / "card.json").read_text())
+    assert card["features"] == FEATURES
+    assert card["training"]["n_real"] == 150
+    assert card["training"]["seed"] == 7
+    assert len(card["model_sha256"]) == 64
+    assert 0.5 < card["metrics"]["held_out_accuracy"] <= 1.0
+    assert {"scikit-learn", "spacy", "numpy"} <= set(card["libraries"])
+
+
+def test_real_sentences_outscore_their_shuffles(trained):
+    scorer = load_scorer("small", models_dir=trained)
+    real = _corpus(20, 99)
+    rng = random.Random(3)
+    shuffled = []
+    for text in real:
+        words = text.rstrip(".").split()
+        rng.shuffle(words)
+        shuffled.append(" ".join(words) + ".")
+    r, s = scorer.score(real), scorer.score(shuffled)
+    assert sum(r) / len(r) > sum(s) / len(s)
+    assert sum(a > b for a, b in zip(r, s, strict=True)) >= 14
+
+
+def test_score_command_keeps_line_order(trained, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
+    lines = ["The bank said that the talks had failed.", "", "failed talks the bank that had"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["score", str(path), "--model", "small"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and out[1] == "nan"
+    assert float(out[0]) > float(out[2])
+    assert main(["score", str(path), "--model", "small", "--format", "json"]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rows[1] == {"score": None}
+    assert set(rows[0]["features"]) >= {"spacy.v1/logprob_mean", "surface.v1/n_tokens"}
+
+
+def test_corrupt_and_misplaced_models_are_refused(trained, tmp_path):
+    bad = trained / "corrupt"
+    shutil.copytree(trained / "small", bad)
+    with open(bad / "model.joblib", "r+b") as fh:
+        fh.seek(100)
+        fh.write(b"\x00garbage\x00")
+    with pytest.raises(ModelLoadError, match="SHA-256"):
+        load_model("corrupt", trained)
+    with pytest.raises(ModelLoadError, match="outside the models directory"):
+        load_model(trained / "small", tmp_path)
+    with pytest.raises(ModelLoadError, match="no model"):
+        load_model("missing", trained)
+    card = json.loads((trained / "small" / "card.json").read_text())
+    card["feature_set_version"] = "0000"
+    (bad / "card.json").write_text(json.dumps(card))
+    shutil.copy(trained / "small" / "model.joblib", bad / "model.joblib")
+    with pytest.raises(ModelLoadError, match="retrain"):
+        load_model("corrupt", trained)
+
+
+def test_cli_reports_a_missing_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(tmp_path))
+    (tmp_path / "in.txt").write_text("A sentence.\n")
+    assert main(["score", str(tmp_path / "in.txt"), "--model", "nothing"]) == 2
+    assert "no model" in capsys.readouterr().err

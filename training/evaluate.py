@@ -1,0 +1,119 @@
+"""How good is a fluency model? The two checks of Mutton et al. (2007, sections 4-5).
+
+- `glue_evaluation`: on held-out text (the Reuters test split), real sentences of n tokens and
+  sentences glued from word sequences of length l (section 3.2) for each l: classification
+  accuracy of real versus each l (score > 0 means "real", the SVM's own decision), and the
+  Spearman correlation of the score with l, l = n standing for the real sentences (Table 2).
+- `judgement_evaluation`: the score against human ratings (`../shared/dev/*.jsonl`), with each
+  single feature of the model beside it (the paper's Table 5): Pearson, Spearman, Kendall with
+  95% confidence intervals (`training.agreement.correlations`), and the mean Kendall within the
+  outputs that share an input (`group`), which is what a reranker needs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from scorer.scoring import FluencyScorer
+from training.corpus import read_corpus
+from training.negatives import Glue
+
+__all__ = ["GlueResult", "glue_evaluation", "judgement_evaluation"]
+
+
+@dataclass(frozen=True)
+class GlueResult:
+    n: int
+    sizes: tuple[int, ...]
+    per_size: int
+    accuracy: dict[int, float]  # l -> share classified correctly (real: score > 0)
+    mean_score: dict[int, float]
+    spearman: float  # score against l over every sentence, l = n for the real ones
+    spearman_p: float
+    seed: int
+
+    def as_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "sizes": list(self.sizes),
+            "per_size": self.per_size,
+            "accuracy": {str(k): v for k, v in self.accuracy.items()},
+            "accuracy_real_vs_l1": self.pairwise_accuracy(1),
+            "mean_score": {str(k): v for k, v in self.mean_score.items()},
+            "spearman": self.spearman,
+            "spearman_p": self.spearman_p,
+            "seed": self.seed,
+        }
+
+    def pairwise_accuracy(self, l: int) -> float:
+        """Accuracy over the real sentences and the l-glued ones together (the paper's figure)."""
+        return (self.accuracy[self.n] + self.accuracy[l]) / 2
+
+
+def glue_evaluation(
+    scorer: FluencyScorer,
+    corpus: Sequence[str],
+    *,
+    n: int = 24,
+    sizes: Sequence[int] = (1, 2, 4, 8),
+    per_size: int = 200,
+    seed: int = 12345,
+    max_sentences: int = 40000,
+) -> GlueResult:
+    """Score `per_size` real n-token sentences and `per_size` glued ones for each l in `sizes`,
+    all drawn from `corpus` (held-out text: files, folders or NLTK names)."""
+    rng = random.Random(seed)
+    sentences = read_corpus(list(corpus), seed=seed, max_sentences=max_sentences).sentences
+    real = [s for s in sentences if len(s) == n]
+    if len(real) < per_size:
+        raise ValueError(f"only {len(real)} sentences of {n} tokens in {corpus}; lower per_size")
+    chosen = rng.sample(real, per_size)
+    glue = Glue(sentences)
+    texts, levels = ["".join(s).strip() for s in chosen], [n] * per_size
+    for l in sizes:
+        texts += [glue.generate(n, l, rng) for _ in range(per_size)]
+        levels += [l] * per_size
+    scores = np.asarray(scorer.score(texts))
+    levels_arr = np.asarray(levels)
+    accuracy, mean = {}, {}
+    for l in [n, *sizes]:
+        s = scores[levels_arr == l]
+        accuracy[l] = float(np.mean(s > 0) if l == n else np.mean(s <= 0))
+        mean[l] = float(s.mean())
+    rho, p = stats.spearmanr(scores, levels_arr)
+    return GlueResult(n, tuple(sizes), per_size, accuracy, mean, float(rho), float(p), seed)
+
+
+def judgement_evaluation(
+    scorer: FluencyScorer,
+    texts: Sequence[str],
+    human: Sequence[float],
+    groups: Sequence[str] | None = None,
+    *,
+    single_features: bool = True,
+) -> dict[str, dict]:
+    """Correlations of the model's score, and of each of its single features, with `human`.
+
+    Returns {"score": {...}, "<feature column>": {...}}: per column the three coefficients with
+    their intervals, and the per-group Kendall when `groups` is given. A constant feature (no
+    variation over these texts) gets no row.
+    """
+    from training.agreement import agreement_report
+
+    sentences = scorer.annotate(list(texts))
+    scored = scorer.score_sentences(sentences, with_features=single_features)
+    columns = {"score": [s.score for s in scored]}
+    if single_features:
+        for name in scored[0].features:
+            columns[name] = [s.features[name] for s in scored]
+    out: dict[str, dict] = {}
+    for name, values in columns.items():
+        if np.ptp(values) == 0:
+            continue
+        out[name] = agreement_report(values, human, groups)
+    return out
