@@ -50,29 +50,69 @@ def _scorer(args, config):
     )
 
 
+_WORKER: dict = {}
+
+
+def _init_worker(args, config) -> None:
+    _WORKER["scorer"] = _scorer(args, config)
+    _WORKER["json"] = args.format == "json"
+
+
+def _score_chunk(chunk: list[str]) -> list[str]:
+    """Output lines for one chunk of input lines (an empty line has no score: "nan")."""
+    scorer, as_json = _WORKER["scorer"], _WORKER["json"]
+    keep = [i for i, t in enumerate(chunk) if t.strip()]
+    scored = scorer.score_sentences(
+        scorer.annotate([chunk[i] for i in keep]), with_features=as_json
+    )
+    by_line = dict(zip(keep, scored, strict=True))
+    out = []
+    for i in range(len(chunk)):
+        s = by_line.get(i)
+        if as_json:
+            row = {"score": s.score, "features": s.features} if s else {"score": None}
+            out.append(json.dumps(row, ensure_ascii=False))
+        else:
+            out.append(f"{s.score:.6f}" if s else "nan")
+    return out
+
+
 def cmd_score(args: argparse.Namespace, config: dict) -> int:
+    """Chunks go to `--jobs` worker processes, each with its own loaded model (the parsers are
+    CPU-bound and hold the GIL); a window of 2 chunks per worker keeps memory bounded and the
+    output in input order."""
+    import multiprocessing
+
     from tqdm import tqdm
 
-    scorer = _scorer(args, config)
-    out = sys.stdout
     bar = tqdm(desc="scoring", unit=" sent", disable=not args.progress, file=sys.stderr)
-    for chunk in _chunks(_lines(args.input), args.chunk):
-        keep = [i for i, t in enumerate(chunk) if t.strip()]
-        scored = scorer.score_sentences(
-            scorer.annotate([chunk[i] for i in keep]), with_features=args.format == "json"
+    chunks = _chunks(_lines(args.input), args.chunk)
+    if args.jobs <= 1:
+        _init_worker(args, config)
+        results = map(_score_chunk, chunks)
+        pool = None
+    else:
+        _scorer(args, config)  # fail fast, with a clear message, before forking
+        pool = multiprocessing.get_context("fork").Pool(
+            args.jobs, initializer=_init_worker, initargs=(args, config)
         )
-        by_line = dict(zip(keep, scored, strict=True))
-        for i in range(len(chunk)):
-            s = by_line.get(i)
-            if args.format == "json":
-                row = {"score": s.score, "features": s.features} if s else {"score": None}
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            else:  # an empty line has no score: "nan" keeps the line count
-                out.write(f"{s.score:.6f}\n" if s else "nan\n")
-        out.flush()
-        bar.update(len(chunk))
-    bar.close()
+        results = _windowed(pool, chunks, 2 * args.jobs)
+    try:
+        for lines in results:
+            sys.stdout.write("".join(line + "\n" for line in lines))
+            sys.stdout.flush()
+            bar.update(len(lines))
+    finally:
+        if pool is not None:
+            pool.terminate()
+        bar.close()
     return 0
+
+
+def _windowed(pool, chunks: Iterator[list[str]], window: int) -> Iterator[list[str]]:
+    """`pool.imap` reads its whole input at once; this submits `window` chunks at a time."""
+    while batch := list(itertools.islice(chunks, window)):
+        yield from pool.imap(_score_chunk, batch)
 
 
 def cmd_features(args: argparse.Namespace, config: dict) -> int:
@@ -125,6 +165,7 @@ def add_commands(sub) -> None:
     score.add_argument("--format", choices=("text", "json"), default="text")
     score.add_argument("--chunk", type=_positive, default=512, help="lines per batch")
     score.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    score.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     score.set_defaults(func=cmd_score)
 
     feats = sub.add_parser(
