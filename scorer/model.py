@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
+from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
 from features import registry
@@ -36,6 +36,7 @@ from scorer.errors import ModelLoadError
 __all__ = [
     "DEFAULT_FEATURES",
     "FeatureExtractor",
+    "RankSVM",
     "build_model",
     "feature_set_version",
     "load_model",
@@ -80,6 +81,54 @@ class FeatureExtractor(TransformerMixin, BaseEstimator):
         return extract(items, self.features_, resources)
 
 
+class RankSVM(BaseEstimator):
+    """A linear ranking SVM (Joachims 2002) over ordered levels: y is a level, higher = better.
+
+    scikit-learn has no ranking estimator, so this is the standard pairwise reduction: for
+    pairs (i, j) with y_i > y_j, a `LinearSVC` learns sign(w . (x_i - x_j)) = +1 on the
+    differences (both orientations, so the classes balance). `max_pairs` pairs are drawn at
+    random (a seed) instead of all O(n^2). The score is w . x + b, where b puts the
+    threshold between the top level and the rest at the value that best separates them on the
+    training data, so `decision_function > 0` still reads "looks real".
+    """
+
+    def __init__(self, C: float = 1.0, max_pairs: int = 50_000, random_state: int = 12345):
+        self.C = C
+        self.max_pairs = max_pairs
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        rng = np.random.default_rng(self.random_state)
+        i = rng.integers(0, len(y), self.max_pairs * 3)
+        j = rng.integers(0, len(y), self.max_pairs * 3)
+        keep = y[i] != y[j]
+        i, j = i[keep][: self.max_pairs], j[keep][: self.max_pairs]
+        if not len(i):
+            raise ValueError("RankSVM needs at least two different levels")
+        diff = X[i] - X[j]
+        sign = np.sign(y[i] - y[j])
+        flip = rng.random(len(sign)) < 0.5  # balance the two classes
+        diff[flip], sign[flip] = -diff[flip], -sign[flip]
+        svc = LinearSVC(C=self.C, fit_intercept=False, random_state=self.random_state)
+        svc.fit(diff, sign)
+        self.coef_ = svc.coef_.ravel()
+        raw = X @ self.coef_
+        top = y == y.max()
+        cuts = np.unique(raw)
+        accuracy = [np.mean((raw >= c) == top) for c in cuts]
+        self.intercept_ = -float(cuts[int(np.argmax(accuracy))])
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        return np.asarray(X, dtype=float) @ self.coef_ + self.intercept_
+
+    def predict(self, X):
+        return (self.decision_function(X) > 0).astype(int)
+
+
 def build_model(
     *,
     C: float = 1.0,
@@ -87,14 +136,24 @@ def build_model(
     gamma: str | float = "scale",
     features: tuple[str, ...] = DEFAULT_FEATURES,
     seed: int = 12345,
+    objective: str = "classify",
 ) -> Pipeline:
-    """Extract -> DictVectorizer -> StandardScaler -> SVC; the score is `decision_function`."""
+    """Extract -> DictVectorizer -> StandardScaler -> SVM; the score is `decision_function`.
+
+    `objective="classify"`: an `SVC`, real (1) against generated (0), as in the paper.
+    `objective="rank"`: a `RankSVM` over levels (real above l=8 above l=4 ... above l=1).
+    """
+    svm = (
+        SVC(C=C, kernel=kernel, gamma=gamma, random_state=seed)
+        if objective == "classify"
+        else RankSVM(C=C, random_state=seed)
+    )
     return Pipeline(
         [
             ("extract", FeatureExtractor(features)),
             ("vectorize", DictVectorizer(sparse=False, sort=True)),
             ("scale", StandardScaler()),
-            ("svm", SVC(C=C, kernel=kernel, gamma=gamma, random_state=seed)),
+            ("svm", svm),
         ]
     )
 

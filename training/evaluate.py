@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,3 +118,93 @@ def judgement_evaluation(
             continue
         out[name] = agreement_report(values, human, groups)
     return out
+
+
+def _load(args, config):
+    from scorer.scoring import load_scorer
+
+    return load_scorer(
+        args.model or config["MODEL_PATH"],
+        models_dir=config["MODELS_DIR"],
+        spacy_model=config["SPACY_MODEL"],
+    )
+
+
+def cmd_glue_test(args, config) -> int:
+    result = glue_evaluation(
+        _load(args, config),
+        args.corpus,
+        n=args.n,
+        sizes=args.sizes,
+        per_size=args.per_size,
+        seed=args.seed,
+    )
+    if args.format == "json":
+        print(json.dumps(result.as_dict()))
+        return 0
+    print(f"n = {result.n}, {result.per_size} sentences per level, seed {result.seed}")
+    print("level\tmean score\taccuracy\taccuracy real vs this level")
+    for l in [result.n, *result.sizes]:
+        pair = "" if l == result.n else f"{result.pairwise_accuracy(l):.3f}"
+        print(
+            f"{'real' if l == result.n else l}\t{result.mean_score[l]:.3f}\t"
+            f"{result.accuracy[l]:.3f}\t{pair}"
+        )
+    print(
+        f"Spearman(score, l) over l in {[*result.sizes, result.n]}: {result.spearman:.3f} "
+        f"(p = {result.spearman_p:.2g})"
+    )
+    return 0
+
+
+def cmd_feature_table(args, config) -> int:
+    from training.judgements import read_judgements
+
+    judgements = read_judgements(args.judgements)
+    if args.no_references:
+        judgements = [j for j in judgements if not j.raw.get("is_reference")]
+    table = judgement_evaluation(
+        _load(args, config),
+        [j.text for j in judgements],
+        [float(j.get(args.human_field)) for j in judgements],
+        [str(j.group) for j in judgements],
+    )
+    rows = sorted(table.items(), key=lambda kv: -abs(kv[1]["spearman"]))
+    if args.format == "json":
+        print(json.dumps(dict(rows)))
+        return 0
+    print(f"{args.judgements}: {args.human_field}, n = {len(judgements)}")
+    print("column\tpearson\tspearman [95% CI]\tkendall\tper-group kendall")
+    for name, r in rows:
+        print(
+            f"{name}\t{r['pearson']:.3f}\t{r['spearman']:.3f} "
+            f"[{r['spearman_ci_low']:.3f}, {r['spearman_ci_high']:.3f}]\t{r['kendall']:.3f}\t"
+            f"{r.get('group_kendall', float('nan')):.3f}"
+        )
+    return 0
+
+
+def add_commands(sub) -> None:
+    glue = sub.add_parser(
+        "glue-test",
+        help="Mutton et al.'s test: real n-token sentences vs glued ones, accuracy and Spearman",
+    )
+    glue.add_argument("--model", help="model folder or name (default: the default model)")
+    glue.add_argument("--corpus", nargs="+", required=True, help="held-out text (Reuters test)")
+    glue.add_argument("--n", type=int, default=24, help="sentence length in tokens")
+    glue.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 4, 8])
+    glue.add_argument("--per-size", type=int, default=200)
+    glue.add_argument("--seed", type=int, default=12345)
+    glue.add_argument("--format", choices=("table", "json"), default="table")
+    glue.set_defaults(func=cmd_glue_test)
+
+    table = sub.add_parser(
+        "feature-table",
+        help="correlation with human scores of the model's score and of each single feature",
+    )
+    table.add_argument("--model", help="model folder or name (default: the default model)")
+    table.add_argument("--judgements", required=True, help="JSONL judgement file")
+    table.add_argument("--human-field", default="score", help="dotted field (scores.fluency)")
+    table.add_argument("--no-references", action="store_true", help="drop is_reference lines")
+    table.add_argument("--format", choices=("table", "json"), default="table")
+    table.set_defaults(func=cmd_feature_table)
