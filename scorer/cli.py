@@ -17,7 +17,14 @@ __all__ = ["main", "read_lines"]
 
 # Each module adds its subcommands with `add_commands(subparsers)`; handlers import the library
 # lazily, so `fluency --help` stays fast and `scorer` imports without `training/`.
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = (
+    "scorer.commands",
+    "training.train",
+    "training.evaluate",
+    "training.evidence",
+    "training.regression_cli",
+    "training.lm",
+)
 
 
 def read_lines(path: str) -> list[str]:

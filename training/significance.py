@@ -32,6 +32,7 @@ __all__ = [
     "paired_approximate_randomization",
     "paired_bootstrap",
     "rank_sum_all_pairs",
+    "sacrebleu_paired",
 ]
 
 FromStats = Callable[[np.ndarray], float]
@@ -174,6 +175,7 @@ class PairComparison:
     p_value: float
     p_holm: float
     p_bonferroni: float
+    n_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -218,11 +220,14 @@ def all_pairs(
     seed: int = 12345,
     alpha: float = 0.05,
     vectorized: bool = False,
+    missing: Literal["error", "drop"] = "error",
 ) -> AllPairs:
     """Test every pair (in the given order), then Holm and Bonferroni corrections (statsmodels).
 
     Every pair uses the same seed, so a pair's p-value does not depend on which other systems
-    are in the comparison.
+    are in the comparison. `missing="drop"`: a row holding NaN for either system of a pair (an
+    output that could not be scored, e.g. an empty one) is left out of that pair only, so the
+    other pairs keep every row; each comparison says how many rows it used.
     """
     if test not in DEFAULT_TRIALS:
         raise InputError(f"test must be one of {sorted(DEFAULT_TRIALS)}; got {test!r}")
@@ -232,19 +237,33 @@ def all_pairs(
         raise InputError(f"alpha must lie in (0, 1); got {alpha}")
     trials = DEFAULT_TRIALS[test] if n_trials is None else n_trials
     run = paired_approximate_randomization if test == "ar" else paired_bootstrap
+    if missing not in ("error", "drop"):
+        raise InputError(f"missing must be 'error' or 'drop'; got {missing!r}")
     pairs = list(itertools.combinations(systems, 2))
-    results = [
-        run(systems[x], systems[y], from_stats, n_trials=trials, seed=seed, vectorized=vectorized)
-        for x, y in pairs
-    ]
+    results = []
+    for x, y in pairs:
+        a, b = systems[x], systems[y]
+        if missing == "drop":
+            a, b = _drop_missing(a, b)
+        results.append(run(a, b, from_stats, n_trials=trials, seed=seed, vectorized=vectorized))
     pvals = [r.p_value for r in results]
     holm = multipletests(pvals, alpha=alpha, method="holm")[1]
     bonf = multipletests(pvals, alpha=alpha, method="bonferroni")[1]
     comparisons = [
-        PairComparison(x, y, r.score_a, r.score_b, r.difference, r.p_value, float(h), float(bf))
+        PairComparison(
+            x, y, r.score_a, r.score_b, r.difference, r.p_value, float(h), float(bf), r.n_rows
+        )
         for (x, y), r, h, bf in zip(pairs, results, holm, bonf, strict=True)
     ]
-    return AllPairs(comparisons, test, trials, int(seed), alpha, results[0].n_rows)
+    return AllPairs(comparisons, test, trials, int(seed), alpha, max(r.n_rows for r in results))
+
+
+def _drop_missing(stats_a, stats_b) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(stats_a, dtype=float), np.asarray(stats_b, dtype=float)
+    if a.shape != b.shape:
+        return a, b  # _matrices explains the mismatch
+    keep = ~(np.isnan(a.reshape(len(a), -1)).any(1) | np.isnan(b.reshape(len(b), -1)).any(1))
+    return a[keep], b[keep]
 
 
 def rank_sum_all_pairs(
@@ -274,3 +293,66 @@ def rank_sum_all_pairs(
     for row, p in zip(out, bonf, strict=True):
         row["p_bonferroni"] = float(p)
     return out
+
+
+def sacrebleu_paired(
+    hypotheses_a: Sequence[str],
+    hypotheses_b: Sequence[str],
+    references: Sequence[Sequence[str]],
+    metric: Literal["bleu", "chrf"] = "bleu",
+    *,
+    test: Literal["ar", "bootstrap"] = "ar",
+    n_trials: int | None = None,
+    seed: int = 12345,
+) -> PairedResult:
+    """sacrebleu's own paired test (`sacrebleu.significance.PairedTest`), A as its baseline.
+
+    `references` is one list per segment (our convention); sacrebleu wants one stream per
+    reference, so every segment needs the same number of references. sacrebleu reads its seed
+    from SACREBLEU_SEED when built; we set it on the object instead, so the environment never
+    decides. sacrebleu counts strictly greater differences, so two identical systems get
+    p = 1/(R+1) there, where `paired_approximate_randomization` (>=, as in the paper) gives 1;
+    on systems that differ the two agree (the swap matrices are the same draws).
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    if test not in DEFAULT_TRIALS:
+        raise InputError(f"test must be one of {sorted(DEFAULT_TRIALS)}; got {test!r}")
+    if metric not in ("bleu", "chrf"):
+        raise InputError(f"sacrebleu's paired tests here cover bleu and chrf; got {metric!r}")
+    trials = DEFAULT_TRIALS[test] if n_trials is None else n_trials
+    _check_trials(trials, seed)
+    if seed == 0:
+        raise InputError("sacrebleu treats seed 0 as 'no seed'; give a non-zero seed")
+    if not len(hypotheses_a) == len(hypotheses_b) == len(references):
+        raise InputError(
+            f"{len(hypotheses_a)} and {len(hypotheses_b)} hypotheses for {len(references)} "
+            "reference lists; give every system one line per segment"
+        )
+    n_refs = {len(r) for r in references}
+    if len(n_refs) != 1 or 0 in n_refs:
+        raise InputError(
+            f"sacrebleu needs the same number (>0) of references per segment; got {sorted(n_refs)}"
+        )
+    streams = [list(s) for s in zip(*references, strict=True)]
+    scorer = BLEU() if metric == "bleu" else CHRF()
+    paired = PairedTest(
+        [("a", list(hypotheses_a)), ("b", list(hypotheses_b))],
+        {metric: scorer},
+        streams,
+        test_type="ar" if test == "ar" else "bs",
+        n_samples=trials,
+    )
+    paired._seed = int(seed)
+    _, scores = paired()
+    (base, other) = next(iter(v for k, v in scores.items() if k != "System"))
+    return PairedResult(
+        test,
+        float(base.score),
+        float(other.score),
+        float(other.p_value),
+        trials,
+        int(seed),
+        len(references),
+    )
