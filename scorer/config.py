@@ -25,9 +25,16 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CHARS": 2000,  # characters per sentence
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes per request body
     "SEED": 12345,
+    # Service (scorer/web): references per segment / rerank call, access logs, admin API.
+    "MAX_REFERENCES": 16,
+    "LOG_TEXT": False,  # FLUENCY_LOG_TEXT=1 puts request bodies into the access log
+    "ACCESS_LOG": True,  # one JSON line per request on stderr
+    "ADMIN_TOKEN": None,  # bearer token for POST /v1/admin/reload; unset: the endpoint is off
 }
 
-_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED"}
+_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED", "MAX_REFERENCES"}
+_BOOLS = {"LOG_TEXT", "ACCESS_LOG"}
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
 def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -45,6 +52,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
                 raise ScorerError(f"FLUENCY_{key}={raw!r} is not an integer") from None
             if config[key] <= 0 and key != "SEED":
                 raise ScorerError(f"FLUENCY_{key}={raw!r} must be positive")
+        elif key in _BOOLS:
+            if raw.strip().lower() not in _TRUE | _FALSE:
+                raise ScorerError(f"FLUENCY_{key}={raw!r} is not a boolean; use 1 or 0")
+            config[key] = raw.strip().lower() in _TRUE
         else:
             config[key] = raw
     return config

@@ -1,0 +1,194 @@
+"""Load test of POST /v1/rerank (10 candidates of ~20 words, no reference) against /healthz.
+
+For each concurrency (default 1, 4, 16 clients, each a thread with its own keep-alive
+session, sending back to back) it runs for a bounded time and prints requests/s, latency
+percentiles and errors. /healthz at the same concurrencies, in the same session, is the
+baseline: the cost of HTTP, gunicorn and Flask alone. The ratio says what scoring adds.
+
+    python bench/http.py --model-path models/default           # starts gunicorn, 2 workers
+    python bench/http.py --url http://127.0.0.1:8000            # an already running server
+
+Targets (2 cores, 2 workers): p50 <= 80 ms and p99 <= 300 ms at 4 clients; no errors at 16.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as `python bench/http.py`, this file's folder comes first on sys.path and its name would
+# shadow the standard library's `http` package that requests needs: take the folder off.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import argparse
+import os
+import random
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import numpy as np
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def candidates(n: int = 10, seed: int = 12345) -> list[str]:
+    """One fluent 20-word sentence and shuffles of it, like a generator's n-best list."""
+    rng = random.Random(seed)
+    base = (
+        "The committee said on Tuesday that it would review the proposal to build new homes "
+        "near the old factory before the end"
+    ).split()
+    out = [" ".join(base) + "."]
+    while len(out) < n:
+        words = base[:]
+        rng.shuffle(words)
+        out.append(" ".join(words) + ".")
+    return out
+
+
+def run_level(url: str, method: str, body: dict | None, clients: int, seconds: float) -> dict:
+    """`clients` threads, each with a keep-alive session, sending back to back for `seconds`."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def client():
+        session = requests.Session()
+        mine, bad = [], []
+        while time.monotonic() < stop_at:
+            t0 = time.perf_counter()
+            try:
+                resp = session.request(method, url, json=body, timeout=30)
+                ok = resp.status_code == 200
+                if not ok:
+                    bad.append(str(resp.status_code))
+            except requests.RequestException as exc:
+                ok = False
+                bad.append(type(exc).__name__)
+            if ok:
+                mine.append(time.perf_counter() - t0)
+        with lock:
+            latencies.extend(mine)
+            errors.extend(bad)
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    ms = np.array(latencies) * 1000 if latencies else np.array([float("nan")])
+    return {
+        "requests": len(latencies),
+        "rps": len(latencies) / elapsed,
+        "p50": float(np.percentile(ms, 50)),
+        "p95": float(np.percentile(ms, 95)),
+        "p99": float(np.percentile(ms, 99)),
+        "errors": len(errors),
+        "error_kinds": sorted(set(errors)),
+    }
+
+
+def start_gunicorn(args) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, FLUENCY_ACCESS_LOG="0")
+    if args.model_path:
+        env["FLUENCY_MODEL_PATH"] = args.model_path
+    if args.models_dir:
+        env["FLUENCY_MODELS_DIR"] = args.models_dir
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(args.workers)]
+    cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+        try:
+            ready = requests.get(url + "/readyz", timeout=1)
+        except requests.ConnectionError:
+            time.sleep(0.3)
+            continue
+        if ready.status_code == 200:
+            return proc, url
+        proc.send_signal(signal.SIGTERM)
+        raise SystemExit(f"server not ready: {ready.json().get('detail')}")
+    proc.kill()
+    raise SystemExit("gunicorn not ready after 120 s")
+
+
+def report(url: str, args, workers: str) -> None:
+    body = {"candidates": candidates()}
+    check = requests.post(url + "/v1/rerank", json=body, timeout=30)
+    check.raise_for_status()
+    n_words = np.mean([len(c.split()) for c in body["candidates"]])
+    print(
+        f"server {url}  model {check.json()['model']}  workers {workers}  "
+        f"{len(body['candidates'])} candidates x {n_words:.0f} words, no reference, "
+        f"{args.seconds:g} s per level  (load average before: {os.getloadavg()[0]:.2f})"
+    )
+    print(
+        f"{'endpoint':10} {'clients':>7} {'req':>6} {'req/s':>8} {'p50 ms':>8} "
+        f"{'p95 ms':>8} {'p99 ms':>8} {'errors':>6}"
+    )
+    results = {}
+    for name, method, path, payload in (
+        ("healthz", "GET", "/healthz", None),
+        ("rerank", "POST", "/v1/rerank", body),
+    ):
+        for clients in args.clients:
+            r = run_level(url + path, method, payload, clients, args.seconds)
+            results[name, clients] = r
+            print(
+                f"{name:10} {clients:7d} {r['requests']:6d} {r['rps']:8.1f} {r['p50']:8.1f} "
+                f"{r['p95']:8.1f} {r['p99']:8.1f} {r['errors']:6d} {' '.join(r['error_kinds'])}",
+                flush=True,
+            )
+    print("rerank relative to healthz:")
+    for clients in args.clients:
+        h, r = results["healthz", clients], results["rerank", clients]
+        print(
+            f"  {clients:2d} clients: throughput x{r['rps'] / h['rps']:.3f}, "
+            f"p50 latency x{r['p50'] / h['p50']:.1f}"
+        )
+    if 4 in args.clients:
+        r4 = results["rerank", 4]
+        met = r4["p50"] <= 80 and r4["p99"] <= 300
+        print(f"target at 4 clients (p50 <= 80 ms, p99 <= 300 ms): {'met' if met else 'MISSED'}")
+    if 16 in args.clients:
+        print(f"rerank errors at 16 clients: {results['rerank', 16]['errors']}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", help="a running server; default: start gunicorn here")
+    ap.add_argument("--model-path", help="FLUENCY_MODEL_PATH for the server started here")
+    ap.add_argument("--models-dir", help="FLUENCY_MODELS_DIR for the server started here")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--seconds", type=float, default=15.0, help="per level and endpoint")
+    args = ap.parse_args(argv)
+    if args.url:
+        report(args.url.rstrip("/"), args, "?")
+        return 0
+    proc, url = start_gunicorn(args)
+    try:
+        report(url, args, str(args.workers))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

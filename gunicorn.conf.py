@@ -1,0 +1,53 @@
+"""Gunicorn settings and hooks for `gunicorn wsgi:app` (read from the working directory).
+
+- Threads: with --preload the model, spaCy (and torch, for benepar.v1) are loaded in the master
+  and shared by forked workers. OpenMP and BLAS thread pools started before a fork can hang in
+  the child, and 2 workers on 2 cores gain nothing from more threads anyway: one thread each.
+- Sync workers: one request at a time per process, so spaCy and torch are never called from two
+  threads at once. Concurrency = workers; other connections wait in the listen backlog.
+- Model swap: SIGHUP to the master (or POST /v1/admin/reload, which sends it) runs `on_reload`:
+  the master loads the requested bundle into the preloaded app (a failure is logged and the old
+  model kept), then gunicorn forks new workers from it and retires the old ones gracefully.
+"""
+
+import os
+import sys
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))  # --workers on the command line wins
+worker_class = "sync"
+timeout = 60  # a worker silent this long is restarted (a 64 x 2000-character batch takes ~5 s)
+graceful_timeout = 30
+backlog = 256
+
+
+def post_fork(server, worker):
+    # Apps created after the fork (no --preload) read this in create_app; a preloaded app
+    # already exists, so it is told directly.
+    os.environ["FLUENCY_GUNICORN_MASTER_PID"] = str(server.pid)
+    app = server.app.callable
+    if app is not None:
+        app.config["GUNICORN_MASTER_PID"] = server.pid
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def on_reload(server):
+    from scorer.errors import ScorerError
+    from scorer.web.state import consume_reload_target
+
+    target = consume_reload_target(server.pid)
+    if target:
+        os.environ["FLUENCY_MODEL_PATH"] = target  # for workers that build their own app
+    app = server.app.callable
+    if app is None:  # not preloaded: each new worker loads FLUENCY_MODEL_PATH itself
+        return
+    holder = app.extensions["fluency"]
+    try:
+        loaded = holder.reload(target)
+    except ScorerError as exc:
+        server.log.error("model reload failed, still serving the old model: %s", exc)
+    else:
+        server.log.info("reloaded model %s from %s", loaded.scorer.name, loaded.path)

@@ -1,0 +1,126 @@
+"""Every error as problem details (RFC 9457), `application/problem+json`, never a traceback.
+
+Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.md), `title`,
+`status`, `detail` (what was wrong and what to do), `instance` (the request path) and
+`request_id` (the X-Request-ID of the request, also in the access log).
+
+- `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400.
+- `InputError` from the library: well-formed but not accepted (empty list, too many items,
+  too long a text, a weight that needs references...) -> 422.
+- `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
+- werkzeug's HTTP errors keep their status (404, 405, 413...).
+- Anything else -> 500, logged with its traceback and request id; the client sees neither.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+from flask import Flask, Response, g, json, request
+from werkzeug.exceptions import HTTPException
+
+from scorer.errors import InputError, ModelLoadError
+from scorer.web.state import NotReadyError
+
+__all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "problem", "register"]
+
+logger = logging.getLogger(__name__)
+
+# slug -> status: the `type` values a client can branch on.
+PROBLEM_TYPES: dict[str, int] = {
+    "invalid-body": 400,
+    "unauthorized": 401,
+    "admin-disabled": 403,
+    "not-found": 404,
+    "method-not-allowed": 405,
+    "body-too-large": 413,
+    "unsupported-input": 422,
+    "model-load-failed": 422,
+    "internal-error": 500,
+    "not-ready": 503,
+    "http-error": 0,  # any other HTTP status werkzeug raises, with that status
+}
+_HTTP_SLUGS = {404: "not-found", 405: "method-not-allowed", 413: "body-too-large"}
+
+
+class BodyError(Exception):
+    """The request body is not JSON, or a field has the wrong type (400)."""
+
+
+class AuthError(Exception):
+    """Missing or wrong admin token (401)."""
+
+
+class AdminDisabledError(Exception):
+    """The admin API is off: FLUENCY_ADMIN_TOKEN is unset (403)."""
+
+
+def problem(status: int, slug: str, detail: str, headers: dict | None = None) -> Response:
+    body = {
+        "type": f"/problems/{slug}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "instance": request.path,
+        "request_id": g.get("request_id", ""),
+    }
+    return Response(
+        json.dumps(body), status=status, mimetype="application/problem+json", headers=headers
+    )
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(BodyError)
+    def bad_request(exc: BodyError):
+        return problem(400, "invalid-body", str(exc))
+
+    @app.errorhandler(InputError)
+    def unsupported(exc: InputError):
+        return problem(422, "unsupported-input", str(exc))
+
+    @app.errorhandler(AuthError)
+    def unauthorized(exc: AuthError):
+        return problem(401, "unauthorized", str(exc), {"WWW-Authenticate": "Bearer"})
+
+    @app.errorhandler(AdminDisabledError)
+    def admin_disabled(exc: AdminDisabledError):
+        return problem(403, "admin-disabled", str(exc))
+
+    @app.errorhandler(ModelLoadError)
+    def load_failed(exc: ModelLoadError):
+        return problem(422, "model-load-failed", str(exc))
+
+    @app.errorhandler(NotReadyError)
+    def not_ready(exc: NotReadyError):
+        return problem(503, "not-ready", str(exc), {"Retry-After": "10"})
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        status = exc.code or 500
+        slug = _HTTP_SLUGS.get(status, "invalid-body" if status == 400 else "http-error")
+        detail = exc.description or HTTPStatus(status).phrase
+        if status == 405:
+            allowed = ", ".join(sorted(m for m in exc.valid_methods or [] if m != "OPTIONS"))
+            detail = f"{request.method} is not allowed on {request.path}; use {allowed}"
+        elif status == 413:
+            limit = app.config["MAX_CONTENT_LENGTH"]
+            detail = f"the request body is over {limit} bytes (FLUENCY_MAX_CONTENT_LENGTH)"
+        resp = problem(status, slug, detail)
+        if status == 405 and exc.valid_methods:
+            resp.headers["Allow"] = ", ".join(exc.valid_methods)
+        return resp
+
+    @app.errorhandler(Exception)
+    def internal(exc: Exception):
+        logger.exception(
+            "unhandled error in %s %s (request_id=%s)",
+            request.method,
+            request.path,
+            g.get("request_id", ""),
+        )
+        return problem(
+            500,
+            "internal-error",
+            f"the server failed on this request; quote request id {g.get('request_id', '')}",
+        )

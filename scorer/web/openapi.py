@@ -1,0 +1,321 @@
+"""The OpenAPI 3.1 description served at /openapi.json.
+
+Written by hand, next to the views, and held to them by tests/web/test_openapi.py: every
+documented path, method and status is requested there and each answer is validated against
+its schema (OpenAPI 3.1 schemas are JSON Schema 2020-12).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from features.accuracy import METRICS
+
+__all__ = ["build_spec"]
+
+_REF = "#/components/schemas/"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF + name}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/problem+json": {"schema": _ref("Problem")}},
+    }
+
+
+def _texts(description: str, max_items: int, max_chars: int) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": max_items,
+        "items": {"type": "string", "minLength": 1, "maxLength": max_chars},
+        "description": description,
+    }
+
+
+_ERRORS_POST = {
+    "400": _problem("Body is not a JSON object, has an unknown field, or a field's type is wrong"),
+    "413": _problem("Body larger than MAX_CONTENT_LENGTH bytes"),
+    "422": _problem(
+        "Well-formed but not accepted: empty list, too many items, a text empty, whitespace, "
+        "too long or holding control characters, unknown or unusable weight, top_k < 1"
+    ),
+}
+
+
+def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    number_or_null = {"type": ["number", "null"]}
+    return {
+        "Problem": {
+            "type": "object",
+            "required": ["type", "title", "status", "detail", "instance", "request_id"],
+            "properties": {
+                "type": {"type": "string", "pattern": "^/problems/[a-z-]+$"},
+                "title": {"type": "string"},
+                "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                "detail": {"type": "string", "minLength": 1},
+                "instance": {"type": "string"},
+                "request_id": {"type": "string"},
+            },
+        },
+        "ScoreRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["sentences"],
+            "properties": {
+                "sentences": _texts("Texts to score", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "features": {"type": "boolean", "default": False},
+            },
+        },
+        "ScoreResponse": {
+            "type": "object",
+            "required": ["model", "scores"],
+            "properties": {
+                "model": {"type": "string"},
+                "scores": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "fluency"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "index": {"type": "integer", "minimum": 0},
+                            "fluency": {
+                                "type": "number",
+                                "description": "SVM signed distance; > 0: the side of real text",
+                            },
+                            "features": {
+                                "type": "object",
+                                "additionalProperties": {"type": "number"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        "RerankRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["candidates"],
+            "properties": {
+                "candidates": _texts("Alternatives", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "references": _texts(
+                    "References shared by all candidates", cfg["MAX_REFERENCES"], cfg["MAX_CHARS"]
+                ),
+                "weights": {
+                    "type": "object",
+                    "propertyNames": {"enum": ["fluency", *METRICS]},
+                    "additionalProperties": {"type": "number", "minimum": 0},
+                },
+                "top_k": {"type": "integer", "minimum": 1},
+            },
+        },
+        "RerankResponse": {
+            "type": "object",
+            "required": ["model", "weights", "ranked"],
+            "properties": {
+                "model": {"type": "string"},
+                "weights": {
+                    "type": "object",
+                    "description": "Weights used, normalised to sum to 1",
+                    "additionalProperties": {"type": "number"},
+                },
+                "ranked": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "text", "combined", "fluency"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "index": {"type": "integer", "minimum": 0},
+                            "text": {"type": "string"},
+                            "combined": {"type": "number"},
+                            "fluency": {"type": "number"},
+                            "accuracy": {
+                                "type": "object",
+                                "required": list(METRICS),
+                                "additionalProperties": number_or_null,
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        "AccuracyRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["hypotheses", "references"],
+            "properties": {
+                "hypotheses": _texts("Generated texts", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "references": {
+                    "type": "array",
+                    "description": "One list of references per hypothesis",
+                    "items": _texts(
+                        "References of one hypothesis", cfg["MAX_REFERENCES"], cfg["MAX_CHARS"]
+                    ),
+                },
+            },
+        },
+        "AccuracyResponse": {
+            "type": "object",
+            "required": ["rows", "corpus", "signatures"],
+            "properties": {
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "hyp_len", *METRICS],
+                        "additionalProperties": number_or_null,
+                    },
+                },
+                "corpus": {
+                    "type": "object",
+                    "required": ["n_segments", "bleu", "chrf", "nist", "dependency_f"],
+                    "additionalProperties": number_or_null,
+                },
+                "signatures": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "ModelSummary": {
+            "type": "object",
+            "required": ["name", "path", "model_sha256", "features", "loaded_at"],
+            "properties": {
+                "name": {"type": "string"},
+                "path": {"type": "string"},
+                "model_sha256": {"type": ["string", "null"]},
+                "features": {"type": "array", "items": {"type": "string"}},
+                "loaded_at": {"type": "string"},
+            },
+        },
+        "ModelResponse": {
+            "type": "object",
+            "required": ["serving", "card"],
+            "properties": {"serving": _ref("ModelSummary"), "card": {"type": "object"}},
+        },
+        "ReloadRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "model": {
+                    "type": "string",
+                    "description": "Bundle name or path under MODELS_DIR; default: the one served",
+                }
+            },
+        },
+        "ReloadResponse": {
+            "type": "object",
+            "required": ["serving", "previous", "scope"],
+            "properties": {
+                "serving": _ref("ModelSummary"),
+                "previous": {"oneOf": [_ref("ModelSummary"), {"type": "null"}]},
+                "scope": {"enum": ["process", "all-workers"]},
+            },
+        },
+        "Health": {
+            "type": "object",
+            "required": ["status"],
+            "properties": {"status": {"const": "ok"}},
+        },
+        "Ready": {
+            "type": "object",
+            "required": ["status", "model"],
+            "properties": {"status": {"const": "ready"}, "model": {"type": "string"}},
+        },
+    }
+
+
+def _post(summary: str, request: str, response: str, extra: dict | None = None) -> dict:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref(request)}},
+            },
+            "responses": {
+                "200": _json(_ref(response), "OK"),
+                **_ERRORS_POST,
+                **(extra or {}),
+            },
+        }
+    }
+
+
+def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    not_ready = {"503": _problem("No model loaded (see /readyz)")}
+    reload_ = _post(
+        "Load a model bundle fully, then swap it in (every gunicorn worker)",
+        "ReloadRequest",
+        "ReloadResponse",
+        {
+            "401": _problem("Missing or wrong bearer token"),
+            "403": _problem("Admin API disabled: FLUENCY_ADMIN_TOKEN unset"),
+            "422": _problem("Bundle missing, corrupt or unusable; the old model stays"),
+        },
+    )
+    reload_["post"]["requestBody"]["required"] = False
+    reload_["post"]["security"] = [{"bearer": []}]
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Fluency scorer",
+            "version": "1.0.0",
+            "description": "GLEU fluency (Mutton et al. 2007) and reference-based accuracy "
+            "(Bangalore et al. 2000). Errors are RFC 9457 problem details.",
+        },
+        "paths": {
+            "/v1/score": _post(
+                "Fluency of each sentence", "ScoreRequest", "ScoreResponse", not_ready
+            ),
+            "/v1/rerank": _post(
+                "Candidates best first by fluency and, with references, accuracy",
+                "RerankRequest",
+                "RerankResponse",
+                not_ready,
+            ),
+            "/v1/accuracy": _post(
+                "Every accuracy metric per pair and for the corpus",
+                "AccuracyRequest",
+                "AccuracyResponse",
+            ),
+            "/v1/model": {
+                "get": {
+                    "summary": "The served model's card",
+                    "responses": {"200": _json(_ref("ModelResponse"), "OK"), **not_ready},
+                }
+            },
+            "/v1/admin/reload": reload_,
+            "/healthz": {
+                "get": {
+                    "summary": "The process is alive",
+                    "responses": {"200": _json(_ref("Health"), "OK")},
+                }
+            },
+            "/readyz": {
+                "get": {
+                    "summary": "A model and the parser are loaded",
+                    "responses": {"200": _json(_ref("Ready"), "Ready"), **not_ready},
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "summary": "This document",
+                    "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1")},
+                }
+            },
+        },
+        "components": {
+            "schemas": _schemas(cfg),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "responses": {"NotFound": _problem("No such path (404); wrong method is 405")},
+        },
+    }
