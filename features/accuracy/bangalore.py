@@ -24,12 +24,13 @@ def understandability_accuracy(simple_tree_accuracy: float, substitutions: int) 
     S is the substitution count of the string alignment: the paper regressed on the "problem
     variables that we used to define the string metrics".
     """
-    return (1.3147 * simple_tree_accuracy - 0.1039 * substitutions - 0.4458) / 0.8689
+    # At most 1 exactly (STA <= 1, S >= 0); min() removes float rounding's 1.0000000000000002.
+    return min(1.0, (1.3147 * simple_tree_accuracy - 0.1039 * substitutions - 0.4458) / 0.8689)
 
 
 def quality_accuracy(simple_tree_accuracy: float, substitutions: int) -> float:
     """Equation (5): (1.0192 * STA - 0.0869 * S - 0.3553) / 0.6639; a perfect sentence gets 1."""
-    return (1.0192 * simple_tree_accuracy - 0.0869 * substitutions - 0.3553) / 0.6639
+    return min(1.0, (1.0192 * simple_tree_accuracy - 0.0869 * substitutions - 0.3553) / 0.6639)
 
 
 @dataclass(frozen=True)

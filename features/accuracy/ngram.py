@@ -44,7 +44,8 @@ class _Sacre:
 
     def from_stats(self, totals: np.ndarray, *, sentence: bool = False) -> float:
         metric = self._sentence if sentence else self._corpus
-        return float(metric._compute_score_from_stats([round(x) for x in totals]).score)
+        score = float(metric._compute_score_from_stats([round(x) for x in totals]).score)
+        return min(score, 100.0)  # sacrebleu's exp(log(...)) can give 100.00000000000004
 
     def signature(self, n_refs: int = 1) -> str:
         """sacrebleu's signature, with the number of references actually used."""
