@@ -23,7 +23,6 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "training.evaluate",
     "training.evidence",
     "training.regression_cli",
-    "training.lm",
 )
 
 
