@@ -19,7 +19,6 @@ import importlib
 import importlib.util
 import sys
 import types
-import warnings
 from typing import Any
 
 __all__ = ["import_benepar"]
@@ -66,9 +65,11 @@ def import_benepar() -> types.SimpleNamespace:
             del sys.modules["transformers"]
     import torch_struct
 
-    # torch-struct 0.5 predates torch.distributions' argument validation and warns on every
-    # TreeCRF it builds; the warning is about its class, not about our inputs.
-    warnings.filterwarnings(
-        "ignore", message=".*does not define `arg_constraints`", module=r"torch_struct\."
-    )
+    # torch-struct 0.5 predates torch.distributions' argument validation, so every TreeCRF
+    # it builds warns that its class "does not define `arg_constraints`" and asks for
+    # `arg_constraints = {}`: its distributions take log-potentials, which have no constraint.
+    # We set that (a warnings filter would not hold where filters are reset, as under pytest).
+    structs = torch_struct.distributions.StructDistribution
+    if "arg_constraints" not in vars(structs):
+        structs.arg_constraints = {}
     return types.SimpleNamespace(**modules, torch_struct=torch_struct)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import math
+import pickle
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,8 @@ DEFAULT_PATH = MODELS_DIR / "benepar" / "parser.pt"
 # for the whole. The encoder's own limit is 510 words.
 MAX_TOKENS = 300
 BATCH_TOKENS = 2000  # words per forward pass
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_CHAR_UNK = "\x00"  # benepar's RetokenizerForCharLSTM.CHAR_UNK
 CLAUSES = frozenset({"S", "SINV", "SQ", "SBARQ", "SBAR"})
 NAMES = (
     "score_per_word",
@@ -97,9 +101,13 @@ class ParseStats:
 def parser_words(tokens: Sequence[str], max_tokens: int = MAX_TOKENS) -> tuple[str, ...]:
     """spaCy tokens as the parser was trained to read them: whitespace tokens dropped (the
     treebank has none), quotes and dashes normalised as benepar normalises the treebank's
-    words (`ptb_unescape`: curly quotes become straight ones), at most `max_tokens`."""
+    words (`ptb_unescape`: curly quotes become straight ones; the parser was trained on the
+    treebank's -LRB- as "(", which is what spaCy gives), control and format characters made
+    the character LSTM's unknown character (its vocabulary uses \\x01-\\x04 as sentence
+    and word boundaries), at most `max_tokens`."""
     words = [t for t in tokens if t.strip()][:max_tokens]
-    return tuple(benepar_modules().ptb_unescape.ptb_unescape(words))
+    words = benepar_modules().ptb_unescape.ptb_unescape(words)
+    return tuple(_CONTROL.sub(_CHAR_UNK, w) for w in words)
 
 
 def load_parser(path: str | Path = DEFAULT_PATH):
@@ -119,7 +127,7 @@ def load_parser(path: str | Path = DEFAULT_PATH):
         config["hparams"] = bp.nkutil.HParams(**config["hparams"])
         parser = bp.parse_chart.ChartParser(**config)
         parser.load_state_dict({k: v.float() for k, v in data["state_dict"].items()})
-    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
+    except (KeyError, RuntimeError, TypeError, ValueError, EOFError, pickle.UnpicklingError) as exc:
         raise ModelLoadError(f"{path} is not a benepar checkpoint we can load: {exc}") from exc
     parser.eval()
     return parser
@@ -167,14 +175,19 @@ def _score_batch(parser, bp, inputs: Sequence[ParserInput]) -> list[ParseStats]:
     batch = parser.pad_encoded([parser.encode(x) for x in inputs])
     span_scores, _ = parser(batch)
     lengths = batch["valid_token_mask"].sum(-1) - 2  # start/stop tokens don't count
+    # As benepar's `charts_from_pytorch_scores_batched`, but one TreeCRF gives the best tree,
+    # its score and log Z (benepar builds its own and returns only the chart).
     scores = span_scores - span_scores[..., :1]  # the empty label scores 0, as in decoding
     if parser.decoder.force_root_constituent:
         scores[torch.arange(scores.shape[0]), 0, lengths - 1, 0] -= 1e9
     dist = bp.torch_struct.TreeCRF(scores, lengths=lengths)
-    best, log_z = dist.max.tolist(), dist.partition.tolist()
-    charts = parser.decoder.charts_from_pytorch_scores_batched(span_scores, lengths)
+    argmax = dist.argmax  # one-hot (span, label) of the best tree
+    best = (argmax * scores).sum((1, 2, 3)).tolist()
+    log_z = dist.partition.tolist()
+    argmax[..., 0] += 1e-9  # a span outside the tree reads as the empty label (benepar's trick)
+    charts = argmax.argmax(-1).numpy()
     return [
-        _stats(parser.decoder, chart, int(n), b, z)
+        _stats(parser.decoder, chart[:n, :n], n, b, z)
         for chart, n, b, z in zip(charts, lengths.tolist(), best, log_z, strict=True)
     ]
 
@@ -199,14 +212,22 @@ def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
-@feature("benepar.v1", names=NAMES, requires=("benepar",))
+@feature("constituency.v1", names=NAMES, requires=("benepar",))
 def constituency(sentences: Sequence[Sentence], resources: Resources | None = None):
-    """Per word: the best tree's score and its log-probability (natural log, tree CRF over the
-    parser's span scores; averaged so length, a feature of its own, isn't counted twice).
-    The share of the tree's phrasal nodes that are FRAG or X (what the parser falls back on
-    when no grammatical analysis fits), the deepest nesting of phrasal nodes above a word,
-    and whether the root is a clause (S, SINV, SQ, SBARQ, SBAR). Texts with no words: zeros.
-    Only the first MAX_TOKENS words are parsed."""
+    """How well a treebank grammar fits the text, from the benepar parser's chart.
+
+    - `score_per_word`: the best tree's score (sum of its labelled spans' scores) over the
+      number of words parsed. Higher: the parser is surer of its analysis.
+    - `logprob_per_word`: log P(best tree) (natural log; score(best) - log Z, tree CRF over
+      the span scores, Z by the inside algorithm) over the number of words. At most 0;
+      higher (nearer 0): probability mass concentrates on one tree, as it does for English.
+    - `frag_ratio`, `x_ratio`: the share of the best tree's phrasal nodes labelled FRAG or X,
+      what the parser falls back on when no grammatical analysis fits. Higher: less fluent.
+    - `max_depth`: most phrasal nodes above any word (raw count; grows with length).
+    - `root_clause`: 1 if the root is a clause (S, SINV, SQ, SBARQ, SBAR), else 0.
+
+    Per-word figures are averaged so that length, a feature of its own, isn't counted twice.
+    Only the first MAX_TOKENS words are parsed. Texts with no words: all zeros."""
     resources = resources if resources is not None else Resources()
     parser = resources.get("benepar", _load)
     words = [parser_words(s.tokens) for s in sentences]
