@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "training.parser",
     "training.evidence",
     "training.regression_cli",
+    "training.lm",
 )
 
 

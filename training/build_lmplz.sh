@@ -48,5 +48,9 @@ cmake --build "$CACHE/build" -j "$JOBS" --target lmplz build_binary
 for tool in lmplz build_binary; do
   [ -x "$CACHE/bin/$tool" ] || cp "$CACHE/build/bin/$tool" "$CACHE/bin/$tool"
 done
+# Smoke test: estimate a toy bigram model, so a tool that links but cannot run fails here, not
+# later (grep -c reads to the end; grep -q would stop early and SIGPIPE lmplz under pipefail).
+printf 'a b c\na c b\n' | "$CACHE/bin/lmplz" -o 2 --discount_fallback -S 100M -T /tmp/ 2>/dev/null |
+  grep -c '^.2-grams:' >/dev/null || { echo "lmplz built but does not run" >&2; exit 1; }
 echo "${SDIST%.tar.gz}" >"$CACHE/bin/VERSION"
 echo "built $CACHE/bin/lmplz and build_binary from $SDIST"

@@ -1,0 +1,120 @@
+"""Language-model signals: how probable an n-gram model of fluent text finds the sentence.
+
+The model is a KenLM n-gram model (modified Kneser-Ney) estimated by `fluency train-lm` from the
+training corpus; here it is only queried, with the `kenlm` module. The folder it lives in holds
+`lm.binary`, `unigrams.tsv` (the same model's 1-gram log10 probabilities, for SLOR) and
+`card.json` (whether it was trained lower-cased; the query follows suit).
+
+Every sentence is scored as its spaCy tokens joined by spaces, with `<s>` before and `</s>` after:
+the end-of-sentence event counts, since stopping mid-phrase is a disfluency. So a sentence of n
+tokens has n + 1 scored events, and the per-event averages below divide by n + 1 (never by zero:
+an empty text is just `</s>`). All log-probabilities are base 10, as KenLM gives them.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from features.registry import feature
+from features.resources import MODELS_DIR
+from features.sentence import Sentence
+from scorer.errors import ModelLoadError
+
+__all__ = ["DEFAULT_LM", "lm_features", "query_tokens"]
+
+DEFAULT_LM = MODELS_DIR / "lm" / "default" / "lm.binary"
+UNIGRAM_FILE, CARD_FILE = "unigrams.tsv", "card.json"
+_SPECIAL = {"<s>", "</s>", "<unk>"}  # KenLM's own symbols: a text token spelled so is unknown
+
+NAMES = ("mean_logprob", "min_logprob", "oov_rate", "slor", "ngram_ratio")
+
+
+@dataclass
+class _LanguageModel:
+    model: Any  # kenlm.Model
+    unigrams: dict[str, float]  # word -> log10 p(word); "<unk>" for unseen words
+    lowercase: bool
+
+
+def _load(resources) -> _LanguageModel:
+    path = Path(resources.lm_path) if resources.lm_path else DEFAULT_LM
+    unigram_path = (
+        Path(resources.unigram_path) if resources.unigram_path else path.parent / UNIGRAM_FILE
+    )
+    make = f"make it with: fluency train-lm --corpus CORPUS --out {path.parent}"
+    if not path.is_file():
+        raise ModelLoadError(f"no language model at {path}; {make}")
+    if not unigram_path.is_file():
+        raise ModelLoadError(f"no unigram file at {unigram_path} (needed for SLOR); {make}")
+    try:
+        import kenlm
+    except ImportError as exc:
+        raise ModelLoadError("the kenlm module is not installed: pip install kenlm") from exc
+    try:
+        model = kenlm.Model(str(path))
+    except (OSError, RuntimeError) as exc:
+        raise ModelLoadError(f"cannot load the language model {path}: {exc}") from exc
+    unigrams = {}
+    with unigram_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            word, _, value = line.rstrip("\n").rpartition("\t")
+            unigrams[word] = float(value)
+    if "<unk>" not in unigrams or "</s>" not in unigrams:
+        raise ModelLoadError(f"{unigram_path} lacks <unk> or </s>: not written by train-lm")
+    card_path = path.parent / CARD_FILE
+    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
+    return _LanguageModel(model, unigrams, bool(card.get("lowercase", False)))
+
+
+def query_tokens(tokens: Sequence[str], *, lowercase: bool = False) -> list[str]:
+    """The words KenLM is asked about: control characters dropped (KenLM reads C strings),
+    whitespace tokens dropped, KenLM's own symbols turned into `<unk>`."""
+    words = []
+    for token in tokens:
+        word = "".join(c for c in token if unicodedata.category(c) not in ("Cc", "Cf", "Zs"))
+        word = word.strip()
+        if not word:
+            continue
+        word = word.lower() if lowercase else word
+        words.append("<unk>" if word in _SPECIAL else word)
+    return words
+
+
+def _score(words: list[str], lm: _LanguageModel) -> dict[str, float]:
+    scores = list(lm.model.full_scores(" ".join(words), bos=True, eos=True))
+    logprobs = [lp for lp, _, _ in scores]  # n words, then </s>
+    n_events = len(scores)
+    n_oov = sum(oov for _, _, oov in scores[:-1])
+    unk = lm.unigrams["<unk>"]
+    unigram = sum(lm.unigrams.get(w, unk) for w in words) + lm.unigrams["</s>"]
+    return {
+        "mean_logprob": sum(logprobs) / n_events,
+        "min_logprob": min(logprobs),
+        "oov_rate": n_oov / len(words) if words else 0.0,
+        "slor": (sum(logprobs) - unigram) / n_events,
+        "ngram_ratio": sum(n for _, n, _ in scores) / (n_events * lm.model.order),
+    }
+
+
+@feature("lm.v1", names=NAMES, requires=("lm",))
+def lm_features(sentences: Sequence[Sentence], resources) -> list[dict[str, float]]:
+    """n-gram language-model scores over the tokens plus `</s>` (n + 1 events, log10).
+
+    - mean_logprob: mean log10 p(event | up to order-1 previous words); higher is more fluent.
+      Minus this is log10 perplexity.
+    - min_logprob: the least probable event (one bad word or junction); higher is more fluent.
+    - oov_rate: tokens the model never saw / tokens (0 for no tokens); higher is less fluent,
+      or just rarer vocabulary (names, numbers): read with slor.
+    - slor: (log10 p_LM(sentence) - sum of the events' unigram log10 p) / (n + 1), the
+      syntactic log-odds ratio of Kann et al. (2018): probability beyond what the words' own
+      frequencies explain, so rare words are not mistaken for bad syntax; higher is more fluent.
+    - ngram_ratio: mean length of the n-gram KenLM matched per event / model order, 0 to 1: how
+      much of the context the training text attested; higher is more fluent.
+    """
+    lm = resources.get("lm", _load)
+    return [_score(query_tokens(s.tokens, lowercase=lm.lowercase), lm) for s in sentences]

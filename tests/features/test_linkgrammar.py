@@ -1,0 +1,100 @@
+"""The linkgrammar.v1 features against the real Link Grammar parser and English dictionary."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import pytest
+
+from features.extract import extract
+from features.resources import Resources
+from features.sentence import Sentence
+
+pytest.importorskip("linkgrammar", reason="Link Grammar's Python bindings are not installed")
+
+GRAMMATICAL = (
+    "The company said its profit rose sharply in the first quarter .",
+    "Shares of the bank fell after it reported a loss .",
+    "The government expects inflation to slow next year .",
+    "Analysts said the agreement would strengthen the dollar .",
+    "The board approved a new dividend .",
+    "This is a test of the parser .",
+)
+
+
+def sentence(text: str) -> Sentence:
+    tokens = text.split()
+    if not tokens:
+        return Sentence("", (), (), ())
+    return Sentence.from_heads(tokens, [0] * len(tokens))
+
+
+def shuffled(text: str, seed: int) -> str:
+    words = text.split()
+    rng = random.Random(seed)
+    while True:
+        out = rng.sample(words, len(words))
+        if out != words:
+            return " ".join(out)
+
+
+def lg_rows(texts, resources=None):
+    rows = extract([sentence(t) for t in texts], ["linkgrammar.v1"], resources or Resources())
+    return [{k.split("/")[1]: v for k, v in row.items()} for row in rows]
+
+
+def test_grammatical_sentences_parse_whole_and_shuffles_need_nulls():
+    real = lg_rows(GRAMMATICAL)
+    scrambled = lg_rows([shuffled(t, i) for i, t in enumerate(GRAMMATICAL)])
+    assert all(row["full_parse"] == 1.0 and row["null_ratio"] == 0.0 for row in real)
+    assert sum(row["full_parse"] for row in scrambled) <= 1
+    mean_nulls = sum(row["null_ratio"] for row in scrambled) / len(scrambled)
+    assert mean_nulls > 0.1
+    assert not any(row["timeout"] for row in real + scrambled)
+
+
+def test_known_null_count():
+    # A doubled determiner: Link Grammar must skip exactly one of the six words.
+    whole, doubled = lg_rows(["This is a test .", "This is a a test ."])
+    assert whole["null_ratio"] == 0.0 and whole["full_parse"] == 1.0
+    assert doubled["null_ratio"] == pytest.approx(1 / 6) and doubled["full_parse"] == 0.0
+    assert whole["valid_ratio"] == 1.0 and whole["log_valid_linkages"] > 0
+
+
+def test_timeout_is_a_flag_not_a_hang():
+    # A zero-second limit: Link Grammar's own timer expires at once, on every parse.
+    text = " ".join(GRAMMATICAL * 5)
+    start = time.perf_counter()
+    slow, short = lg_rows([text, "This is a test ."], Resources(linkgrammar_timeout_s=0))
+    assert time.perf_counter() - start < 5
+    for row in (slow, short):
+        assert row["timeout"] == 1.0 and row["null_ratio"] == 1.0 and row["full_parse"] == 0.0
+        assert all(math.isfinite(v) for v in row.values())
+
+
+def test_many_nulls_is_flagged():
+    # Shuffled, no linkage skips 3 words or fewer: the null count is then a lower bound.
+    words = " ".join(GRAMMATICAL[:3]).split()
+    (row,) = lg_rows([" ".join(random.Random(0).sample(words, len(words)))])
+    assert row["many_nulls"] == 1.0 and row["timeout"] == 0.0
+    assert row["null_ratio"] == pytest.approx(4 / len(words))
+
+
+def test_bad_inputs_give_finite_values():
+    texts = (
+        "",  # Link Grammar itself crashes the process on an empty string
+        "   ",
+        "a",
+        "\x00 nul \x07 and escape \x1b characters",
+        "Ceci n'est pas une phrase anglaise du tout .",
+        "日本語のテキストです",
+        " ".join(GRAMMATICAL * 50),  # 500+ tokens: only the first 60 are parsed
+    )
+    start = time.perf_counter()
+    rows = lg_rows(texts, Resources(linkgrammar_timeout_s=1))
+    assert time.perf_counter() - start < 30
+    assert all(math.isfinite(v) for row in rows for v in row.values())
+    assert rows[0]["null_ratio"] == 0.0 and rows[0]["full_parse"] == 0.0
+    assert rows[2]["null_ratio"] == 1.0  # a lone article links to nothing
