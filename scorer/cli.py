@@ -21,6 +21,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "scorer.commands",
     "training.train",
     "training.evaluate",
+    "training.select",
     "training.parser",
     "training.evidence",
     "training.regression_cli",

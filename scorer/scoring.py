@@ -11,7 +11,7 @@ from typing import Any
 from features.parsing import parse
 from features.resources import MODELS_DIR, Resources
 from features.sentence import Sentence
-from scorer.errors import InputError
+from scorer.errors import InputError, ModelLoadError
 from scorer.model import load_model
 
 __all__ = ["FluencyScorer", "Score", "check_texts", "load_scorer"]
@@ -107,11 +107,23 @@ def load_scorer(
     """Load a model bundle (checked: place, hash, feature set) and the resources it names."""
     pipeline, card = load_model(path, models_dir)
     res = card.get("resources", {})
-    base = Path(models_dir)
+
+    def where(key: str) -> Path | None:
+        """A recorded artefact: relative to `models_dir`, else to the shipped models/."""
+        if not res.get(key):
+            return None
+        for base in (Path(models_dir), MODELS_DIR):
+            if (base / res[key]).is_file():
+                return base / res[key]
+        raise ModelLoadError(
+            f"model {path} needs {res[key]} ({key}), found neither in {models_dir} nor in "
+            f"{MODELS_DIR}"
+        )
+
     resources = Resources(
         spacy_model=spacy_model,
-        lm_path=base / res["lm"] if res.get("lm") else None,
-        unigram_path=base / res["unigrams"] if res.get("unigrams") else None,
-        benepar_path=base / res["benepar"] if res.get("benepar") else None,
+        lm_path=where("lm"),
+        unigram_path=where("unigrams"),
+        benepar_path=where("benepar"),
     )
     return FluencyScorer(pipeline, card, spacy_model=spacy_model, resources=resources)

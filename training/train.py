@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from features.extract import extract
 from features.parsing import parse
-from features.resources import Resources
+from features.resources import MODELS_DIR, Resources
 from scorer.model import build_model, save_model
 from training.corpus import read_corpus
 from training.negatives import ERROR_KINDS, Glue, inject_errors
@@ -68,25 +68,59 @@ def make_dataset(
     return texts, labels, kinds
 
 
+_WORKER: dict = {}
+
+
+def _init_worker(names: tuple[str, ...], resources: Resources) -> None:
+    _WORKER["names"], _WORKER["resources"] = names, resources
+
+
+def _featurize_chunk(texts: list[str]) -> list[dict[str, float]]:
+    return extract(parse(texts), _WORKER["names"], _WORKER["resources"])
+
+
 def featurize(
     texts: Sequence[str],
     features: Sequence[str] | None = None,
     resources: Resources | None = None,
-    batch: int = 256,
+    batch: int = 128,
     progress: bool = True,
+    n_jobs: int = 1,
 ) -> list[dict[str, float]]:
-    """Parse once and extract every feature, in batches, with a progress bar."""
+    """Parse once and extract every feature, in batches, with a progress bar.
+
+    `n_jobs` > 1 forks workers that each parse and extract whole batches (Link Grammar and the
+    constituency parser are CPU-bound and hold the GIL); results keep the input order. Each
+    worker loads the parsers itself, after the fork.
+    """
     from scorer.model import FeatureExtractor
 
-    extractor = FeatureExtractor(tuple(features or ())).fit()
+    names = FeatureExtractor(tuple(features or ())).fit().features_
     resources = resources or Resources()
-    rows: list[dict[str, float]] = []
+    texts = list(texts)
+    chunks = [texts[i : i + batch] for i in range(0, len(texts), batch)]
     bar = tqdm(total=len(texts), desc="features", unit=" sent", disable=not progress)
-    for start in range(0, len(texts), batch):
-        chunk = parse(texts[start : start + batch])
-        rows.extend(extract(chunk, extractor.features_, resources))
-        bar.update(len(chunk))
-    bar.close()
+    rows: list[dict[str, float]] = []
+    if n_jobs <= 1 or len(chunks) < 2:
+        _init_worker(names, resources)
+        results = map(_featurize_chunk, chunks)
+        pool = None
+    else:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(
+            n_jobs, initializer=_init_worker, initargs=(names, resources)
+        )
+        results = pool.imap(_featurize_chunk, chunks)
+    try:
+        for part in results:
+            rows.extend(part)
+            bar.update(len(part))
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        bar.close()
     return rows
 
 
@@ -207,7 +241,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--features", nargs="*", default=None, help="extractors (default: all)")
     ap.add_argument("--glue-sizes", type=int, nargs="*", default=list(GLUE_SIZES))
     ap.add_argument("--error-share", type=float, default=0.25)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2, help="feature-extraction processes")
+    ap.add_argument("--lm", help="language-model folder (fluency train-lm); default: lm/default")
+    ap.add_argument(
+        "--feature-cache",
+        help="folder for extracted features, keyed by the texts, extractors and artefacts: "
+        "a second run on the same data (another --objective) skips extraction",
+    )
     ap.add_argument(
         "--objective",
         choices=("classify", "rank"),
@@ -237,7 +277,11 @@ def run(args: argparse.Namespace) -> int:
         error_share=args.error_share,
         seed=args.seed,
     )
-    rows = featurize(texts, args.features)
+    resources = Resources()
+    if args.lm:
+        lm = Path(args.lm)
+        resources = Resources(lm_path=lm / "lm.binary", unigram_path=lm / "unigrams.tsv")
+    rows = _cached_featurize(texts, args, resources)
     if args.objective == "rank":
         model, metrics = fit_rank(rows, kinds, seed=args.seed, features=args.features)
     else:
@@ -259,16 +303,58 @@ def run(args: argparse.Namespace) -> int:
             "arguments": {k: v for k, v in vars(args).items() if k not in ("func", "command")},
         },
         "metrics": metrics,
-        "resources": _resources_used(),
+        "resources": _resources_used(model.named_steps["extract"].features_, resources),
     }
     save_model(model, out, card)
     print(f"saved {out}: held-out accuracy {metrics['held_out_accuracy']:.3f}, {metrics}")
     return 0
 
 
-def _resources_used() -> dict[str, str]:
-    """Shipped artefacts the default Resources read, relative to models/ (see features/*.py)."""
-    return {}
+def _cached_featurize(texts: list[str], args, resources: Resources) -> list[dict[str, float]]:
+    import hashlib
+    import json
+
+    import pandas as pd
+
+    from scorer.model import FeatureExtractor
+
+    if not args.feature_cache:
+        return featurize(texts, args.features, resources, n_jobs=args.jobs)
+    names = FeatureExtractor(tuple(args.features or ())).fit().features_
+    key = hashlib.sha256(
+        json.dumps([texts, names, _resources_used(names, resources)]).encode()
+    ).hexdigest()[:20]
+    path = Path(args.feature_cache) / f"{key}.parquet"
+    if path.is_file():
+        logger.info("features from the cache %s", path)
+        return pd.read_parquet(path).to_dict("records")
+    rows = featurize(texts, args.features, resources, n_jobs=args.jobs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(path, index=False)
+    return rows
+
+
+def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, str]:
+    """The shipped artefacts this model's features read, relative to models/ when inside it,
+    with their SHA-256, so `load_scorer` gives the model the very files it was trained with."""
+    from features.constituency import DEFAULT_PATH as BENEPAR
+    from features.lm import DEFAULT_LM, UNIGRAM_FILE
+    from scorer.model import _sha256
+
+    lm = Path(resources.lm_path or DEFAULT_LM)
+    wanted = {
+        "lm.v1": {"lm": lm, "unigrams": Path(resources.unigram_path or lm.parent / UNIGRAM_FILE)},
+        "constituency.v1": {"benepar": Path(resources.benepar_path or BENEPAR)},
+    }
+    out: dict[str, str] = {}
+    for name in features:
+        for key, path in wanted.get(name, {}).items():
+            try:
+                out[key] = str(path.resolve().relative_to(MODELS_DIR.resolve()))
+            except ValueError:
+                out[key] = str(path.resolve())
+            out[f"{key}_sha256"] = _sha256(path)
+    return out
 
 
 if __name__ == "__main__":
