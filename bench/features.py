@@ -1,0 +1,117 @@
+"""Feature extraction speed per extractor and all together, and each feature's AUC.
+
+Speed: `--sentences` sentences of 15-25 words (Reuters test when ../shared is there). Baseline in
+the same run: spaCy's bare `nlp.pipe` over the same texts, both cores (`n_process=2`). Then each
+extractor alone on the shared parse (one process: the parse is done once, outside the timing),
+and all extractors together, parsing included, in `--jobs` worker processes (what `fluency
+train` and `fluency features` do).
+
+AUC (`--auc`): how well each feature alone separates the real sentences from (a) the same words
+shuffled and (b) the same sentence with one adjacent swap; 0.5 is chance, below 0.5 means the
+feature is lower for real text. Paired: the share of sentences whose feature beats its own
+variant's (ties half).
+
+Usage: python bench/features.py [--sentences 1000] [--jobs 2] [--auc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+# This file's name would hide the project's `features` package: take bench/ off the path.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+import importlib.util  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.metrics import roc_auc_score  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("_bench_data", HERE / "_data.py")
+_data = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_data)
+sentences = _data.sentences
+
+from features.extract import extract  # noqa: E402
+from features.parsing import load_nlp, parse  # noqa: E402
+from features.registry import all_specs  # noqa: E402
+from features.resources import Resources  # noqa: E402
+from training.train import featurize  # noqa: E402
+
+
+def _shuffle(text: str, rng: random.Random) -> str:
+    words = text.split()
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def _swap(text: str, rng: random.Random) -> str:
+    words = text.split()
+    i = rng.randrange(len(words) - 1)
+    words[i], words[i + 1] = words[i + 1], words[i]
+    return " ".join(words)
+
+
+def speed(texts: list[str], jobs: int) -> None:
+    names = [s.name for s in all_specs()]
+    nlp = load_nlp()
+    t0 = time.perf_counter()
+    for _ in nlp.pipe(texts, batch_size=256, n_process=jobs):
+        pass
+    base = len(texts) / (time.perf_counter() - t0)
+    print(f"{len(texts)} sentences, mean {np.mean([len(t.split()) for t in texts]):.1f} words")
+    print(f"{'what':44s} sent/s   ratio to baseline")
+    print(f"{'baseline: spaCy nlp.pipe, ' + str(jobs) + ' processes':44s} {base:7.0f}   1.00")
+    resources = Resources()
+    parsed = parse(texts)
+    extract(parsed[:2], names, resources)  # load every component before timing
+    for name in names:
+        t0 = time.perf_counter()
+        extract(parsed, [name], resources)
+        rate = len(texts) / (time.perf_counter() - t0)
+        print(f"{name + ' alone (1 process, parse excluded)':44s} {rate:7.0f}   {rate / base:.2f}")
+    t0 = time.perf_counter()
+    featurize(texts, names, n_jobs=jobs, progress=False)
+    rate = len(texts) / (time.perf_counter() - t0)
+    label = f"all together, parsing included, {jobs} processes"
+    print(f"{label:44s} {rate:7.0f}   {rate / base:.2f}")
+
+
+def auc(texts: list[str], jobs: int) -> None:
+    rng = random.Random(7)
+    shuffled = [_shuffle(t, rng) for t in texts]
+    swapped = [_swap(t, rng) for t in texts]
+    rows = featurize(texts + shuffled + swapped, None, n_jobs=jobs, progress=False)
+    n = len(texts)
+    real, shuf, swap = rows[:n], rows[n : 2 * n], rows[2 * n :]
+    print(f"\n{'feature':36s} {'AUC shuffled':>12s} {'AUC swap':>9s} {'paired swap':>12s}")
+    for column in rows[0]:
+        r = np.array([x[column] for x in real])
+        values = []
+        for other in (shuf, swap):
+            o = np.array([x[column] for x in other])
+            values.append(roc_auc_score([1] * n + [0] * n, np.concatenate([r, o])))
+        o = np.array([x[column] for x in swap])
+        paired = np.mean(r > o) + 0.5 * np.mean(r == o)
+        print(f"{column:36s} {values[0]:12.3f} {values[1]:9.3f} {paired:12.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sentences", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--auc", action="store_true", help="also each feature's AUC")
+    args = ap.parse_args()
+    texts = sentences(args.sentences)
+    speed(texts, args.jobs)
+    if args.auc:
+        auc(texts, args.jobs)
+
+
+if __name__ == "__main__":
+    main()
