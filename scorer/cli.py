@@ -19,6 +19,7 @@ __all__ = ["main", "read_lines"]
 # lazily, so `fluency --help` stays fast and `scorer` imports without `training/`.
 _COMMAND_MODULES: tuple[str, ...] = (
     "scorer.commands",
+    "training.corpus",
     "training.train",
     "training.evaluate",
     "training.select",

@@ -156,3 +156,52 @@ def read_corpus(
         out = out[:max_sentences]
     logger.info("%d sentences from %s", len(out), ", ".join(sources))
     return Corpus(out, sources, digest.hexdigest())
+
+
+def split_documents(
+    source: str | Path, out_a: str | Path, out_b: str | Path, *, share_b: float, seed: int
+) -> tuple[int, int]:
+    """Split a file of documents (blocks separated by blank lines) into two files, documents
+    drawn at random (seeded) for `out_b`. Returns the document counts.
+
+    Why: the fluency model's real sentences must not be in its language model's training text,
+    or the LM has memorised them and the SVM learns to trust it too much (real held-out text then
+    scores far lower than training text). `fluency train-lm` gets part A, `fluency train` part B.
+    """
+    if not 0 < share_b < 1:
+        raise InputError(f"share must lie in (0, 1); got {share_b}")
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {source}: {exc.strerror}") from exc
+    docs = [d.strip("\n") for d in text.split("\n\n") if d.strip()]
+    rng = random.Random(seed)
+    chosen = set(rng.sample(range(len(docs)), round(len(docs) * share_b)))
+    a = [d for i, d in enumerate(docs) if i not in chosen]
+    b = [d for i, d in enumerate(docs) if i in chosen]
+    for path, part in ((out_a, a), (out_b, b)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text("\n\n".join(part) + "\n", encoding="utf-8")
+    return len(a), len(b)
+
+
+def add_commands(sub) -> None:
+    ap = sub.add_parser(
+        "split-corpus",
+        help="split a file of documents in two (language-model part, fluency-model part)",
+        description=split_documents.__doc__,
+    )
+    ap.add_argument("--corpus", required=True, help="file of blank-line-separated documents")
+    ap.add_argument("--out-a", required=True, help="the larger part (language model)")
+    ap.add_argument("--out-b", required=True, help="the held-out part (fluency model)")
+    ap.add_argument("--share-b", type=float, default=0.2)
+    ap.add_argument("--seed", type=int, default=12345)
+
+    def run(args, config) -> int:
+        n_a, n_b = split_documents(
+            args.corpus, args.out_a, args.out_b, share_b=args.share_b, seed=args.seed
+        )
+        print(f"{n_a} documents to {args.out_a}, {n_b} to {args.out_b}")
+        return 0
+
+    ap.set_defaults(func=run)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from sklearn.metrics import roc_auc_score
 
 from scorer.scoring import FluencyScorer
 from training.corpus import read_corpus
@@ -34,6 +35,7 @@ class GlueResult:
     per_size: int
     accuracy: dict[int, float]  # l -> share classified correctly (real: score > 0)
     mean_score: dict[int, float]
+    auc: dict[int, float]  # l -> AUC of the score, real sentences against l-glued ones
     spearman: float  # score against l over every sentence, l = n for the real ones
     spearman_p: float
     seed: int
@@ -45,6 +47,7 @@ class GlueResult:
             "per_size": self.per_size,
             "accuracy": {str(k): v for k, v in self.accuracy.items()},
             "accuracy_real_vs_l1": self.pairwise_accuracy(1),
+            "auc": {str(k): v for k, v in self.auc.items()},
             "mean_score": {str(k): v for k, v in self.mean_score.items()},
             "spearman": self.spearman,
             "spearman_p": self.spearman_p,
@@ -81,13 +84,18 @@ def glue_evaluation(
         levels += [l] * per_size
     scores = np.asarray(scorer.score(texts))
     levels_arr = np.asarray(levels)
-    accuracy, mean = {}, {}
+    accuracy, mean, auc = {}, {}, {}
+    real_scores = scores[levels_arr == n]
     for l in [n, *sizes]:
         s = scores[levels_arr == l]
         accuracy[l] = float(np.mean(s > 0) if l == n else np.mean(s <= 0))
         mean[l] = float(s.mean())
+        if l != n:
+            auc[l] = float(
+                roc_auc_score([1] * len(real_scores) + [0] * len(s), np.r_[real_scores, s])
+            )
     rho, p = stats.spearmanr(scores, levels_arr)
-    return GlueResult(n, tuple(sizes), per_size, accuracy, mean, float(rho), float(p), seed)
+    return GlueResult(n, tuple(sizes), per_size, accuracy, mean, auc, float(rho), float(p), seed)
 
 
 def judgement_evaluation(
@@ -143,9 +151,9 @@ def cmd_glue_test(args, config) -> int:
         print(json.dumps(result.as_dict()))
         return 0
     print(f"n = {result.n}, {result.per_size} sentences per level, seed {result.seed}")
-    print("level\tmean score\taccuracy\taccuracy real vs this level")
+    print("level\tmean score\taccuracy\taccuracy real vs this level\tAUC real vs this level")
     for l in [result.n, *result.sizes]:
-        pair = "" if l == result.n else f"{result.pairwise_accuracy(l):.3f}"
+        pair = "" if l == result.n else f"{result.pairwise_accuracy(l):.3f}\t{result.auc[l]:.3f}"
         print(
             f"{'real' if l == result.n else l}\t{result.mean_score[l]:.3f}\t"
             f"{result.accuracy[l]:.3f}\t{pair}"
