@@ -92,8 +92,9 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
         results = map(_score_chunk, chunks)
         pool = None
     else:
-        _scorer(args, config)  # fail fast, with a clear message, before forking
-        pool = multiprocessing.get_context("fork").Pool(
+        _scorer(args, config)  # fail fast, with a clear message, before starting workers
+        # spawn: a forked child can inherit locked torch / Link Grammar thread pools and hang.
+        pool = multiprocessing.get_context("spawn").Pool(
             args.jobs, initializer=_init_worker, initargs=(args, config)
         )
         results = _windowed(pool, chunks, 2 * args.jobs)

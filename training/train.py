@@ -89,9 +89,9 @@ def featurize(
 ) -> list[dict[str, float]]:
     """Parse once and extract every feature, in batches, with a progress bar.
 
-    `n_jobs` > 1 forks workers that each parse and extract whole batches (Link Grammar and the
-    constituency parser are CPU-bound and hold the GIL); results keep the input order. Each
-    worker loads the parsers itself, after the fork.
+    `n_jobs` > 1 starts worker processes that each parse and extract whole batches (Link
+    Grammar and the constituency parser are CPU-bound and hold the GIL); results keep the input
+    order. Each worker loads the parsers itself (a few seconds).
     """
     from scorer.model import FeatureExtractor
 
@@ -106,10 +106,14 @@ def featurize(
         results = map(_featurize_chunk, chunks)
         pool = None
     else:
+        import dataclasses
         import multiprocessing
 
-        pool = multiprocessing.get_context("fork").Pool(
-            n_jobs, initializer=_init_worker, initargs=(names, resources)
+        # spawn, not fork: a parent that has already run torch (benepar) or Link Grammar can
+        # leave their thread pools locked in a forked child, which then hangs.
+        fresh = dataclasses.replace(resources, _cache={})
+        pool = multiprocessing.get_context("spawn").Pool(
+            n_jobs, initializer=_init_worker, initargs=(names, fresh)
         )
         results = pool.imap(_featurize_chunk, chunks)
     try:
