@@ -12,12 +12,15 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# bench/ holds features.py and http.py, whose names would hide the project's `features` package
+# and the standard library's `http`: take bench/ off the path, import helpers as `bench._data`.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
 
 import sacrebleu
-from _data import perturb, sentences
 
+from bench._data import perturb, sentences
 from features.accuracy import score_accuracy
 from features.parsing import load_nlp
 

@@ -27,21 +27,15 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-import importlib.util  # noqa: E402
+import numpy as np
+from sklearn.metrics import roc_auc_score
 
-import numpy as np  # noqa: E402
-from sklearn.metrics import roc_auc_score  # noqa: E402
-
-_spec = importlib.util.spec_from_file_location("_bench_data", HERE / "_data.py")
-_data = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_data)
-sentences = _data.sentences
-
-from features.extract import extract  # noqa: E402
-from features.parsing import load_nlp, parse  # noqa: E402
-from features.registry import all_specs  # noqa: E402
-from features.resources import Resources  # noqa: E402
-from training.train import featurize  # noqa: E402
+from bench._data import sentences
+from features.extract import extract
+from features.parsing import load_nlp, parse
+from features.registry import all_specs
+from features.resources import Resources
+from training.train import featurize
 
 
 def _shuffle(text: str, rng: random.Random) -> str:

@@ -22,10 +22,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# bench/ holds features.py and http.py, whose names would hide the project's `features` package
+# and the standard library's `http`: take bench/ off the path, import helpers as `bench._data`.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
 
-from _data import sentences  # noqa: E402
+from bench._data import sentences
 
 
 def _run(argv: list[str], stdin_path: Path | None = None) -> tuple[float, float, str]:
