@@ -41,13 +41,9 @@ def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
 
 
 def _scorer(args, config):
-    from scorer.scoring import load_scorer
+    from scorer.scoring import load_configured
 
-    return load_scorer(
-        args.model or config["MODEL_PATH"],
-        models_dir=config["MODELS_DIR"],
-        spacy_model=config["SPACY_MODEL"],
-    )
+    return load_configured(args.model, config)
 
 
 _WORKER: dict = {}

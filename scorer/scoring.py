@@ -14,7 +14,7 @@ from features.sentence import Sentence
 from scorer.errors import InputError, ModelLoadError
 from scorer.model import load_model
 
-__all__ = ["FluencyScorer", "Score", "check_texts", "load_scorer"]
+__all__ = ["FluencyScorer", "Score", "check_texts", "load_configured", "load_scorer"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,3 +127,13 @@ def load_scorer(
         benepar_path=where("benepar"),
     )
     return FluencyScorer(pipeline, card, spacy_model=spacy_model, resources=resources)
+
+
+def load_configured(model: str | Path | None, config: dict) -> FluencyScorer:
+    """`load_scorer` with the settings of `scorer.config` (the CLI's `--model`, else the
+    configured MODEL_PATH)."""
+    return load_scorer(
+        model or config["MODEL_PATH"],
+        models_dir=config["MODELS_DIR"],
+        spacy_model=config["SPACY_MODEL"],
+    )

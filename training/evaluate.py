@@ -129,13 +129,9 @@ def judgement_evaluation(
 
 
 def _load(args, config):
-    from scorer.scoring import load_scorer
+    from scorer.scoring import load_configured
 
-    return load_scorer(
-        args.model or config["MODEL_PATH"],
-        models_dir=config["MODELS_DIR"],
-        spacy_model=config["SPACY_MODEL"],
-    )
+    return load_configured(args.model, config)
 
 
 def cmd_glue_test(args, config) -> int:

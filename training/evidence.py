@@ -39,12 +39,9 @@ def _references(paths: Sequence[str], n: int) -> list[list[str]] | None:
 
 
 def _scorer(args, config):
-    from scorer.scoring import load_scorer
+    from scorer.scoring import load_configured
 
-    path = Path(args.model or config["MODEL_PATH"])
-    if args.model and not path.exists():
-        path = Path(config["MODELS_DIR"]) / args.model
-    return load_scorer(path, models_dir=config["MODELS_DIR"], spacy_model=config["SPACY_MODEL"])
+    return load_configured(args.model, config)  # a bare name resolves inside MODELS_DIR
 
 
 def _print(rows: list[dict], header: list[str], fmt: str) -> None:

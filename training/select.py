@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from features.resources import Resources
-from scorer.scoring import FluencyScorer, load_scorer
+from scorer.scoring import FluencyScorer, load_configured
 from training.agreement import agreement_report
 from training.judgements import read_judgements
 from training.train import featurize
@@ -56,10 +56,7 @@ def compare_models(
 
 
 def cmd_compare_models(args, config) -> int:
-    scorers = [
-        load_scorer(m, models_dir=config["MODELS_DIR"], spacy_model=config["SPACY_MODEL"])
-        for m in args.model
-    ]
+    scorers = [load_configured(m, config) for m in args.model]
     for path, field in zip(args.judgements, args.human_field * len(args.judgements), strict=False):
         judgements = [j for j in read_judgements(path) if not j.raw.get("is_reference")]
         judgements = [j for j in judgements if j.text.strip()]
