@@ -111,3 +111,43 @@ def test_cli_reports_a_missing_model(tmp_path, capsys, monkeypatch):
     (tmp_path / "in.txt").write_text("A sentence.\n")
     assert main(["score", str(tmp_path / "in.txt"), "--model", "nothing"]) == 2
     assert "no model" in capsys.readouterr().err
+
+
+def test_ranking_objective_and_glue_test(trained, tmp_path, monkeypatch, capsys):
+    """`--objective rank` trains a RankSVM whose score still reads > 0 as real; `glue-test`
+    scores real sentences above word salad glued from the same corpus."""
+    from collections import Counter
+
+    from training.corpus import read_corpus
+    from training.evaluate import glue_evaluation
+
+    corpus = trained.parent / "corpus.txt"
+    argv = ["train", "--corpus", str(corpus), "--out", str(trained / "ranked"), "--objective"]
+    argv += ["rank", "--sentences", "150", "--seed", "7", "--jobs", "1", "--features", *FEATURES]
+    assert main(argv) == 0
+    card = json.loads((trained / "ranked" / "card.json").read_text())
+    assert card["metrics"]["objective"] == "rank" and card["metrics"]["held_out_spearman"] > 0
+    scorer = load_scorer("ranked", models_dir=trained)
+    held_out = tmp_path / "held_out.txt"
+    held_out.write_text("\n".join(_corpus(400, 123)) + "\n")
+    lengths = Counter(len(s) for s in read_corpus([str(held_out)], progress=False).sentences)
+    n = lengths.most_common(1)[0][0]
+    result = glue_evaluation(scorer, [str(held_out)], n=n, sizes=(1, 2), per_size=8, seed=3)
+    assert set(result.accuracy) == {n, 1, 2}
+    assert all(0 <= a <= 1 for a in result.accuracy.values())
+    assert result.auc[1] > 0.7
+    assert result.mean_score[n] > result.mean_score[1]
+
+
+def test_split_corpus_keeps_documents_whole(tmp_path, capsys):
+    docs = [f"Document {i} first line.\nDocument {i} second line." for i in range(10)]
+    source = tmp_path / "docs.txt"
+    source.write_text("\n\n".join(docs) + "\n")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    argv = ["split-corpus", "--corpus", str(source), "--out-a", str(a), "--out-b", str(b)]
+    assert main([*argv, "--share-b", "0.3", "--seed", "1"]) == 0
+    part_a = a.read_text().strip().split("\n\n")
+    part_b = b.read_text().strip().split("\n\n")
+    assert len(part_a) == 7 and len(part_b) == 3
+    assert sorted(part_a + part_b) == sorted(docs)
+    assert main([*argv, "--share-b", "1.5"]) == 2
