@@ -1,6 +1,6 @@
 """Gunicorn settings and hooks for `gunicorn wsgi:app` (read from the working directory).
 
-- Threads: with --preload the model, spaCy (and torch, for benepar.v1) are loaded in the master
+- Threads: with --preload the model, spaCy (and torch, for constituency.v1) are loaded in the master
   and shared by forked workers. OpenMP and BLAS thread pools started before a fork can hang in
   the child, and 2 workers on 2 cores gain nothing from more threads anyway: one thread each.
 - Sync workers: one request at a time per process, so spaCy and torch are never called from two
