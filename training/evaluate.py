@@ -4,10 +4,8 @@
   sentences glued from word sequences of length l (section 3.2) for each l: classification
   accuracy of real versus each l (score > 0 means "real", the SVM's own decision), and the
   Spearman correlation of the score with l, l = n standing for the real sentences (Table 2).
-- `judgement_evaluation`: the score against human ratings (`../shared/dev/*.jsonl`), with each
-  single feature of the model beside it (the paper's Table 5): Pearson, Spearman, Kendall with
-  95% confidence intervals (`training.agreement.correlations`), and the mean Kendall within the
-  outputs that share an input (`group`), which is what a reranker needs.
+- Agreement with human ratings, model and single features side by side (the paper's Table 5),
+  is `training/select.py` (`fluency compare-models --single-features`).
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from scorer.scoring import FluencyScorer
 from training.corpus import read_corpus
 from training.negatives import Glue
 
-__all__ = ["GlueResult", "glue_evaluation", "judgement_evaluation"]
+__all__ = ["GlueResult", "add_commands", "glue_evaluation"]
 
 
 @dataclass(frozen=True)
@@ -98,36 +96,6 @@ def glue_evaluation(
     return GlueResult(n, tuple(sizes), per_size, accuracy, mean, auc, float(rho), float(p), seed)
 
 
-def judgement_evaluation(
-    scorer: FluencyScorer,
-    texts: Sequence[str],
-    human: Sequence[float],
-    groups: Sequence[str] | None = None,
-    *,
-    single_features: bool = True,
-) -> dict[str, dict]:
-    """Correlations of the model's score, and of each of its single features, with `human`.
-
-    Returns {"score": {...}, "<feature column>": {...}}: per column the three coefficients with
-    their intervals, and the per-group Kendall when `groups` is given. A constant feature (no
-    variation over these texts) gets no row.
-    """
-    from training.agreement import agreement_report
-
-    sentences = scorer.annotate(list(texts))
-    scored = scorer.score_sentences(sentences, with_features=single_features)
-    columns = {"score": [s.score for s in scored]}
-    if single_features:
-        for name in scored[0].features:
-            columns[name] = [s.features[name] for s in scored]
-    out: dict[str, dict] = {}
-    for name, values in columns.items():
-        if np.ptp(values) == 0:
-            continue
-        out[name] = agreement_report(values, human, groups)
-    return out
-
-
 def _load(args, config):
     from scorer.scoring import load_configured
 
@@ -161,33 +129,6 @@ def cmd_glue_test(args, config) -> int:
     return 0
 
 
-def cmd_feature_table(args, config) -> int:
-    from training.judgements import read_judgements
-
-    judgements = read_judgements(args.judgements)
-    if args.no_references:
-        judgements = [j for j in judgements if not j.raw.get("is_reference")]
-    table = judgement_evaluation(
-        _load(args, config),
-        [j.text for j in judgements],
-        [float(j.get(args.human_field)) for j in judgements],
-        [str(j.group) for j in judgements],
-    )
-    rows = sorted(table.items(), key=lambda kv: -abs(kv[1]["spearman"]))
-    if args.format == "json":
-        print(json.dumps(dict(rows)))
-        return 0
-    print(f"{args.judgements}: {args.human_field}, n = {len(judgements)}")
-    print("column\tpearson\tspearman [95% CI]\tkendall\tper-group kendall")
-    for name, r in rows:
-        print(
-            f"{name}\t{r['pearson']:.3f}\t{r['spearman']:.3f} "
-            f"[{r['spearman_ci_low']:.3f}, {r['spearman_ci_high']:.3f}]\t{r['kendall']:.3f}\t"
-            f"{r.get('group_kendall', float('nan')):.3f}"
-        )
-    return 0
-
-
 def add_commands(sub) -> None:
     glue = sub.add_parser(
         "glue-test",
@@ -201,14 +142,3 @@ def add_commands(sub) -> None:
     glue.add_argument("--seed", type=int, default=12345)
     glue.add_argument("--format", choices=("table", "json"), default="table")
     glue.set_defaults(func=cmd_glue_test)
-
-    table = sub.add_parser(
-        "feature-table",
-        help="correlation with human scores of the model's score and of each single feature",
-    )
-    table.add_argument("--model", help="model folder or name (default: the default model)")
-    table.add_argument("--judgements", required=True, help="JSONL judgement file")
-    table.add_argument("--human-field", default="score", help="dotted field (scores.fluency)")
-    table.add_argument("--no-references", action="store_true", help="drop is_reference lines")
-    table.add_argument("--format", choices=("table", "json"), default="table")
-    table.set_defaults(func=cmd_feature_table)

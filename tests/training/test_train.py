@@ -151,3 +151,32 @@ def test_split_corpus_keeps_documents_whole(tmp_path, capsys):
     assert len(part_a) == 7 and len(part_b) == 3
     assert sorted(part_a + part_b) == sorted(docs)
     assert main([*argv, "--share-b", "1.5"]) == 2
+
+
+def test_compare_models_reports_model_and_single_features(trained, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
+    rng = random.Random(11)
+    lines = []
+    for i, text in enumerate(_corpus(12, 55)):
+        words = text.rstrip(".").split()
+        rng.shuffle(words)
+        for system, out, score in (("good", text, 3.0), ("bad", " ".join(words), 1.0)):
+            lines.append(
+                {
+                    "text": out,
+                    "score": score,
+                    "scores": {"fluency": score},
+                    "refs": [text],
+                    "group": str(i),
+                    "system": system,
+                }
+            )
+    path = tmp_path / "judgements.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    argv = ["compare-models", "--model", "small", "--judgements", str(path)]
+    argv += ["--human-field", "scores.fluency", "--single-features", "--jobs", "1"]
+    assert main([*argv, "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)["results"]
+    assert result["small"]["spearman"] > 0.5
+    assert result["small"]["pairwise_accuracy"] > 0.7
+    assert "spacy.v1/logprob_mean" in result
