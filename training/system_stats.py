@@ -13,20 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from features.accuracy.report import METRICS
 from scorer.errors import InputError
 
 __all__ = ["CORPUS_METRICS", "SENTENCE_METRICS", "SystemStats", "score_texts", "system_stats"]
 
-SENTENCE_METRICS = (
-    "fluency",
-    "simple_string_accuracy",
-    "generation_string_accuracy",
-    "simple_tree_accuracy",
-    "generation_tree_accuracy",
-    "understandability_accuracy",
-    "quality_accuracy",
-)
-CORPUS_METRICS = ("bleu", "chrf", "nist", "dependency_f")
+# The accuracy module's metric list, split by how they resample: per-sentence scores (with
+# fluency) against corpus metrics rebuilt from sufficient statistics.
+SENTENCE_METRICS = ("fluency", *(m for m in METRICS if m.endswith("_accuracy")))
+CORPUS_METRICS = tuple(m for m in METRICS if not m.endswith("_accuracy"))
 
 
 @dataclass(frozen=True)

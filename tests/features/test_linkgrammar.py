@@ -7,10 +7,10 @@ import random
 import time
 
 import pytest
+from examples import sentence, shuffled
 
 from features.extract import extract
 from features.resources import Resources
-from features.sentence import Sentence
 
 pytest.importorskip("linkgrammar", reason="Link Grammar's Python bindings are not installed")
 
@@ -22,22 +22,6 @@ GRAMMATICAL = (
     "The board approved a new dividend .",
     "This is a test of the parser .",
 )
-
-
-def sentence(text: str) -> Sentence:
-    tokens = text.split()
-    if not tokens:
-        return Sentence("", (), (), ())
-    return Sentence.from_heads(tokens, [0] * len(tokens))
-
-
-def shuffled(text: str, seed: int) -> str:
-    words = text.split()
-    rng = random.Random(seed)
-    while True:
-        out = rng.sample(words, len(words))
-        if out != words:
-            return " ".join(out)
 
 
 def lg_rows(texts, resources=None):

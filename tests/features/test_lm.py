@@ -6,36 +6,19 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import random
 
 import pytest
+from examples import sentence, shuffled
 
 from features.extract import extract
 from features.lm import DEFAULT_LM
 from features.resources import Resources
-from features.sentence import Sentence
 from scorer.errors import ModelLoadError
 
 SUBJECTS = ("The company", "The bank", "The government", "Shareholders", "The board")
 VERBS = ("reported", "expected", "announced", "forecast", "approved")
 OBJECTS = ("higher profits", "a new dividend", "lower sales", "strong demand", "a loss")
 PERIODS = ("the first quarter", "the second quarter", "the year", "March")
-
-
-def sentence(text: str) -> Sentence:
-    tokens = text.split()
-    if not tokens:
-        return Sentence("", (), (), ())
-    return Sentence.from_heads(tokens, [0] * len(tokens))
-
-
-def shuffled(text: str, seed: int = 0) -> str:
-    words = text.split()
-    rng = random.Random(seed)
-    while True:
-        out = rng.sample(words, len(words))
-        if out != words:
-            return " ".join(out)
 
 
 BAD_INPUTS = (
