@@ -53,8 +53,11 @@ def test_timeout_is_a_flag_not_a_hang():
     start = time.perf_counter()
     slow, short = lg_rows([text, "This is a test ."], Resources(linkgrammar_timeout_s=0))
     assert time.perf_counter() - start < 5
+    assert slow["timeout"] == 1.0 and slow["null_ratio"] == 1.0 and slow["full_parse"] == 0.0
+    # LG checks its timer between stages: a 5-word sentence sometimes finishes first (seen about
+    # one run in five under load). Either way it is a flag or a parse, never a hang or a NaN.
+    assert short["timeout"] == 1.0 or short["full_parse"] == 1.0
     for row in (slow, short):
-        assert row["timeout"] == 1.0 and row["null_ratio"] == 1.0 and row["full_parse"] == 0.0
         assert all(math.isfinite(v) for v in row.values())
 
 
