@@ -49,7 +49,11 @@ def _scorer(args, config):
 _WORKER: dict = {}
 
 
-def _init_worker(args, config) -> None:
+def _init_worker(args, config, pooled: bool = False) -> None:
+    if pooled:
+        from features.resources import one_thread_per_process
+
+        one_thread_per_process()
     _WORKER["scorer"] = _scorer(args, config)
     _WORKER["json"] = args.format == "json"
 
@@ -91,7 +95,7 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
         _scorer(args, config)  # fail fast, with a clear message, before starting workers
         # spawn: a forked child can inherit locked torch / Link Grammar thread pools and hang.
         pool = multiprocessing.get_context("spawn").Pool(
-            args.jobs, initializer=_init_worker, initargs=(args, config)
+            args.jobs, initializer=_init_worker, initargs=(args, config, True)
         )
         results = _windowed(pool, chunks, 2 * args.jobs)
     try:

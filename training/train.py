@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from features.extract import extract
 from features.parsing import parse
-from features.resources import MODELS_DIR, Resources
+from features.resources import MODELS_DIR, Resources, one_thread_per_process
 from scorer.model import build_model, save_model
 from training.corpus import read_corpus
 from training.negatives import ERROR_KINDS, Glue, inject_errors
@@ -71,8 +71,16 @@ def make_dataset(
 _WORKER: dict = {}
 
 
-def _init_worker(names: tuple[str, ...], resources: Resources) -> None:
+def _init_worker(
+    names: tuple[str, ...], resources: Resources, pooled: bool = False, warm: bool = False
+) -> None:
+    """A worker's set-up. `warm` loads every component now rather than on the first chunk
+    (bench/features.py times a warm pool apart from its start-up)."""
+    if pooled:
+        one_thread_per_process()
     _WORKER["names"], _WORKER["resources"] = names, resources
+    if warm:
+        _featurize_chunk(["A short sentence warms the parsers up."])
 
 
 def _featurize_chunk(texts: list[str]) -> list[dict[str, float]]:
@@ -113,7 +121,7 @@ def featurize(
         # leave their thread pools locked in a forked child, which then hangs.
         fresh = dataclasses.replace(resources, _cache={})
         pool = multiprocessing.get_context("spawn").Pool(
-            n_jobs, initializer=_init_worker, initargs=(names, fresh)
+            n_jobs, initializer=_init_worker, initargs=(names, fresh, True)
         )
         results = pool.imap(_featurize_chunk, chunks)
     try:
