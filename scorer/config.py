@@ -25,6 +25,9 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CHARS": 2000,  # characters per sentence
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes per request body
     "SEED": 12345,
+    # Feature rows kept per process, keyed by exact text and feature-set version (LRU; 0: off).
+    # A repeated candidate then costs no parsing at all (scorer/scoring.py, FeatureCache).
+    "FEATURE_CACHE": 4096,
     # Service (scorer/web): references per segment / rerank call, access logs, admin API.
     "MAX_REFERENCES": 16,
     "LOG_TEXT": False,  # FLUENCY_LOG_TEXT=1 puts request bodies into the access log
@@ -32,7 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_TOKEN": None,  # bearer token for POST /v1/admin/reload; unset: the endpoint is off
 }
 
-_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED", "MAX_REFERENCES"}
+_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED", "MAX_REFERENCES", "FEATURE_CACHE"}
+_NON_NEGATIVE = {"SEED", "FEATURE_CACHE"}
 _BOOLS = {"LOG_TEXT", "ACCESS_LOG"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
@@ -50,7 +54,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
                 config[key] = int(raw)
             except ValueError:
                 raise ScorerError(f"FLUENCY_{key}={raw!r} is not an integer") from None
-            if config[key] <= 0 and key != "SEED":
+            if config[key] < 0 or (config[key] == 0 and key not in _NON_NEGATIVE):
                 raise ScorerError(f"FLUENCY_{key}={raw!r} must be positive")
         elif key in _BOOLS:
             if raw.strip().lower() not in _TRUE | _FALSE:

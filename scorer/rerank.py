@@ -101,10 +101,12 @@ def rerank(
     weights = check_weights(weights, refs is not None)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-    parses = scorer.annotate(list(candidates) + list(refs or []))
-    scores = scorer.score_sentences(parses[: len(candidates)])
     accuracy: list[dict[str, float]] = [{} for _ in candidates]
-    if refs is not None:
+    if refs is None:  # fluency alone: cached candidates are not even parsed
+        scores = scorer.score_texts(list(candidates))
+    else:
+        parses = scorer.annotate(list(candidates) + list(refs))
+        scores = scorer.score_sentences(parses[: len(candidates)])
         known = {t: p for t, p in zip(list(candidates) + refs, parses, strict=True)}
         report = score_accuracy(
             candidates, [refs] * len(candidates), parses=known, model=scorer.spacy_model

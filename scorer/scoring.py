@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +16,14 @@ from features.sentence import Sentence
 from scorer.errors import InputError, ModelLoadError
 from scorer.model import load_model
 
-__all__ = ["FluencyScorer", "Score", "check_texts", "load_configured", "load_scorer"]
+__all__ = [
+    "FeatureCache",
+    "FluencyScorer",
+    "Score",
+    "check_texts",
+    "load_configured",
+    "load_scorer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +62,49 @@ def check_texts(
     return out
 
 
+class FeatureCache:
+    """Feature rows of texts already scored, least recently used out first, at most `size`.
+
+    Keyed by the exact text and the model's feature-set version (a text's features depend on
+    nothing else: the parsers and the LM are fixed for a loaded model). A reranker sees the same
+    candidates again and again (n-best lists that overlap between decoding steps, a system
+    rescored after a change elsewhere); a hit skips spaCy, Link Grammar and benepar entirely.
+    Not functools.lru_cache: a hit must be found before parsing, for a whole batch, and the
+    misses computed together. Thread-safe; `size` 0 keeps nothing.
+    """
+
+    def __init__(self, size: int, version: str):
+        self.size, self.version = max(0, int(size)), version
+        self._rows: OrderedDict[tuple[str, str], dict[str, float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, text: str) -> dict[str, float] | None:
+        with self._lock:
+            row = self._rows.get((self.version, text))
+            if row is None:
+                self.misses += 1
+                return None
+            self._rows.move_to_end((self.version, text))
+            self.hits += 1
+            return dict(row)
+
+    def put(self, text: str, row: dict[str, float]) -> None:
+        if not self.size:
+            return
+        with self._lock:
+            self._rows[(self.version, text)] = dict(row)
+            self._rows.move_to_end((self.version, text))
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+DEFAULT_CACHE_SIZE = 4096  # feature rows (~2.5 kB each); the service's FLUENCY_FEATURE_CACHE
+
+
 class FluencyScorer:
     """A loaded model with the resources (LM, parsers) its features need, loaded once."""
 
@@ -63,11 +115,13 @@ class FluencyScorer:
         *,
         spacy_model: str | None = None,
         resources: Resources | None = None,
+        cache_size: int = 0,
     ):
         self.pipeline = pipeline
         self.card = card
         self.spacy_model = spacy_model
         self.resources = resources or Resources(spacy_model=spacy_model)
+        self.cache = FeatureCache(cache_size, str(card.get("feature_set_version", "")))
 
     @property
     def name(self) -> str:
@@ -77,32 +131,57 @@ class FluencyScorer:
         return parse(texts, model=self.spacy_model)
 
     def features(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
-        return self.pipeline.named_steps["extract"].transform(sentences, self.resources)
+        """Feature rows of parsed sentences; rows in the cache are not computed again."""
+        rows = [self.cache.get(s.text) for s in sentences]
+        todo = [i for i, row in enumerate(rows) if row is None]
+        if todo:
+            for i, row in zip(todo, self._extract([sentences[i] for i in todo]), strict=True):
+                rows[i] = row
+        return rows
+
+    def _extract(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
+        rows = self.pipeline.named_steps["extract"].transform(sentences, self.resources)
+        for sentence, row in zip(sentences, rows, strict=True):
+            self.cache.put(sentence.text, row)
+        return rows
+
+    def _scores(self, texts, rows, with_features: bool) -> list[Score]:
+        values = self.pipeline[1:].decision_function(rows) if rows else []
+        return [
+            Score(t, float(v), row if with_features else {})
+            for t, v, row in zip(texts, values, rows, strict=True)
+        ]
 
     def score_sentences(
         self, sentences: Sequence[Sentence], *, with_features: bool = False
     ) -> list[Score]:
         """Score already-parsed sentences (so a caller that also needs the parse shares it)."""
-        rows = self.features(sentences)
-        tail = self.pipeline[1:]
-        values = tail.decision_function(rows) if rows else []
-        return [
-            Score(s.text, float(v), row if with_features else {})
-            for s, v, row in zip(sentences, values, rows, strict=True)
-        ]
+        return self._scores([s.text for s in sentences], self.features(sentences), with_features)
+
+    def score_texts(self, texts: Sequence[str], *, with_features: bool = False) -> list[Score]:
+        """Score raw texts; only those not in the cache are parsed (callers check the input)."""
+        rows = [self.cache.get(t) for t in texts]
+        todo = [i for i, row in enumerate(rows) if row is None]
+        if todo:
+            parsed = self.annotate([texts[i] for i in todo])
+            for i, row in zip(todo, self._extract(parsed), strict=True):
+                rows[i] = row
+        return self._scores(list(texts), rows, with_features)
 
     def score(self, texts: Sequence[str]) -> list[float]:
         """One fluency score per text, same order."""
-        texts = check_texts(texts)
-        return [s.score for s in self.score_sentences(self.annotate(texts))]
+        return [s.score for s in self.score_texts(check_texts(texts))]
 
     def score_detailed(self, texts: Sequence[str]) -> list[Score]:
-        texts = check_texts(texts)
-        return self.score_sentences(self.annotate(texts), with_features=True)
+        return self.score_texts(check_texts(texts), with_features=True)
 
 
 def load_scorer(
-    path: str | Path, *, models_dir: str | Path = MODELS_DIR, spacy_model: str | None = None
+    path: str | Path,
+    *,
+    models_dir: str | Path = MODELS_DIR,
+    spacy_model: str | None = None,
+    cache_size: int = 0,
 ) -> FluencyScorer:
     """Load a model bundle (checked: place, hash, feature set) and the resources it names."""
     pipeline, card = load_model(path, models_dir)
@@ -126,7 +205,9 @@ def load_scorer(
         unigram_path=where("unigrams"),
         benepar_path=where("benepar"),
     )
-    return FluencyScorer(pipeline, card, spacy_model=spacy_model, resources=resources)
+    return FluencyScorer(
+        pipeline, card, spacy_model=spacy_model, resources=resources, cache_size=cache_size
+    )
 
 
 def load_configured(model: str | Path | None, config: dict) -> FluencyScorer:
@@ -136,4 +217,5 @@ def load_configured(model: str | Path | None, config: dict) -> FluencyScorer:
         model or config["MODEL_PATH"],
         models_dir=config["MODELS_DIR"],
         spacy_model=config["SPACY_MODEL"],
+        cache_size=config.get("FEATURE_CACHE", 0),
     )

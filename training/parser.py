@@ -280,10 +280,15 @@ def train_parser(
     source: str = "",
     command: str = "",
     progress: bool = True,
+    init: str | Path | None = None,
 ) -> TrainResult:
     """Train until `minutes` of wall time (or `max_steps`) are spent, checking dev F1 every
     1/checks_per_epoch epoch; write the best checkpoint as `out_dir/parser.pt` with
-    `out_dir/card.json`. Uses the torch thread count the caller set."""
+    `out_dir/card.json`. Uses the torch thread count the caller set.
+
+    `init`: start from the weights of a checkpoint `save_parser` wrote (a run cut short by its
+    time budget goes on where it stopped; the optimiser's state starts afresh). Its
+    vocabularies and sizes must be the ones this treebank and `hparams` give."""
     import numpy as np
     import torch
     from tqdm import tqdm
@@ -292,6 +297,18 @@ def train_parser(
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     parser = build_parser(train, hp)
+    if init is not None:
+        from features.constituency import load_parser
+
+        start_from = load_parser(init)
+        if start_from.config["label_vocab"] != parser.config["label_vocab"] or (
+            start_from.config["char_vocab"] != parser.config["char_vocab"]
+        ):
+            raise InputError(f"{init} was trained on another treebank split: vocabularies differ")
+        try:
+            parser.load_state_dict(start_from.state_dict())
+        except RuntimeError as exc:
+            raise InputError(f"{init} does not match these hyperparameters: {exc}") from exc
     parser.train()
     params = [p for p in parser.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=hp["learning_rate"], betas=(0.9, 0.98), eps=1e-9)
@@ -430,7 +447,37 @@ def add_commands(subparsers) -> None:
     cmd.add_argument("--max-train", type=int, default=None, help="use only the first N train trees")
     cmd.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     cmd.add_argument("--seed", type=int, default=12345)
+    cmd.add_argument(
+        "--init", help="continue from this checkpoint's weights (same treebank and sizes)"
+    )
+    cmd.add_argument(
+        "--hparam",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one of training/parser.py's HPARAMS, e.g. predict_tags=true",
+    )
     cmd.set_defaults(func=cmd_train_parser)
+
+
+def _hparams(pairs: Sequence[str]) -> dict[str, Any]:
+    """`KEY=VALUE` overrides, each VALUE read as the type of HPARAMS[KEY]."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in HPARAMS:
+            raise InputError(f"--hparam {pair!r}: expected KEY=VALUE with KEY one of HPARAMS")
+        kind = type(HPARAMS[key])
+        if kind is bool:
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise InputError(f"--hparam {pair!r}: {key} is true or false")
+            out[key] = raw.lower() in ("true", "1")
+        else:
+            try:
+                out[key] = kind(raw)
+            except ValueError:
+                raise InputError(f"--hparam {pair!r}: {key} is a {kind.__name__}") from None
+    return out
 
 
 def cmd_train_parser(args, config) -> int:
@@ -450,6 +497,8 @@ def cmd_train_parser(args, config) -> int:
         max_steps=args.max_steps,
         source=args.treebank,
         command=_command_line(args),
+        hparams=_hparams(args.hparam),
+        init=args.init,
     )
     print(json.dumps(asdict(result)))
     return 0
@@ -462,7 +511,13 @@ def _command_line(args) -> str:
     words = ["fluency", "train-parser", "--treebank", args.treebank, "--out", args.out]
     words += ["--minutes", str(args.minutes), "--n-dev", str(args.n_dev)]
     words += ["--threads", str(args.threads), "--seed", str(args.seed)]
-    for option, value in (("--max-steps", args.max_steps), ("--max-train", args.max_train)):
+    for option, value in (
+        ("--max-steps", args.max_steps),
+        ("--max-train", args.max_train),
+        ("--init", args.init),
+    ):
         if value is not None:
             words += [option, str(value)]
+    for pair in args.hparam:
+        words += ["--hparam", pair]
     return shlex.join(words)

@@ -56,7 +56,7 @@ def score():
         raise BodyError(f"field 'features' must be true or false, got {body.typename(want)}")
     sentences = body.texts(sentences, "sentences", **_limits())
     scorer = loaded.scorer
-    scores = scorer.score_sentences(scorer.annotate(sentences), with_features=want)
+    scores = scorer.score_texts(sentences, with_features=want)
     items = []
     for i, s in enumerate(scores):
         item: dict[str, Any] = {"index": i, "fluency": s.score}

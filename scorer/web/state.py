@@ -63,6 +63,7 @@ class ModelHolder:
     def __init__(self, config: Mapping[str, Any], scorer: FluencyScorer | None = None):
         self.models_dir = str(config["MODELS_DIR"])
         self.spacy_model = config.get("SPACY_MODEL")
+        self.cache_size = int(config.get("FEATURE_CACHE", 0))  # per model: a reload empties it
         self.path = str(config["MODEL_PATH"])
         self.current: Loaded | None = None
         self.error: str | None = None
@@ -89,7 +90,12 @@ class ModelHolder:
         path = str(path or (self.current.path if self.current else self.path))
         with self._lock:
             started = time.perf_counter()
-            scorer = load_scorer(path, models_dir=self.models_dir, spacy_model=self.spacy_model)
+            scorer = load_scorer(
+                path,
+                models_dir=self.models_dir,
+                spacy_model=self.spacy_model,
+                cache_size=self.cache_size,
+            )
             try:
                 # Loads spaCy and every resource the features use, before any request needs them.
                 scorer.score([WARM_UP])

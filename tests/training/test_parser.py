@@ -89,3 +89,33 @@ def test_tiny_training_run_writes_a_loadable_checkpoint_and_card(small_treebank,
 def test_unknown_treebank_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="no treebank"):
         read_treebank(str(tmp_path / "nowhere"))
+
+
+def test_training_goes_on_from_a_checkpoint_with_overridden_hparams(small_treebank, tmp_path):
+    """`--init` starts from a checkpoint's weights (so the first dev check is already the old
+    model's F1, not a fresh model's); `--hparam` overrides one setting and the card records
+    both in the command that repeats the run."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    common = ["--treebank", str(small_treebank), "--n-dev", "5", "--max-train", "20"]
+    assert main(["train-parser", *common, "--out", str(first), "--max-steps", "30"]) == 0
+    before = json.loads((first / "card.json").read_text())["dev_f1"]
+    argv = ["train-parser", *common, "--out", str(second), "--max-steps", "1"]
+    argv += ["--init", str(first / "parser.pt"), "--hparam", "learning_rate=0.0"]
+    assert main(argv) == 0
+    card = json.loads((second / "card.json").read_text())
+    assert card["hparams"]["learning_rate"] == 0.0
+    assert "--init" in card["command"] and "learning_rate=0.0" in card["command"]
+    assert card["dev_f1"] == pytest.approx(before, abs=0.01)  # lr 0: the same weights
+
+
+def test_bad_hparams_and_mismatched_checkpoints_are_clear_errors(small_treebank, tmp_path, capsys):
+    common = ["train-parser", "--treebank", str(small_treebank), "--n-dev", "5"]
+    common += ["--max-train", "20", "--max-steps", "1"]
+    assert main([*common, "--out", str(tmp_path / "a"), "--hparam", "no_such_thing=1"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert main([*common, "--out", str(tmp_path / "a"), "--hparam", "d_model=wide"]) == 2
+    assert "d_model is a int" in capsys.readouterr().err
+    assert main([*common, "--out", str(tmp_path / "small")]) == 0
+    argv = [*common, "--out", str(tmp_path / "b"), "--init", str(tmp_path / "small" / "parser.pt")]
+    assert main([*argv, "--hparam", "d_model=64"]) == 2
+    assert "does not match these hyperparameters" in capsys.readouterr().err

@@ -180,3 +180,25 @@ def test_compare_models_reports_model_and_single_features(trained, tmp_path, mon
     assert result["small"]["spearman"] > 0.5
     assert result["small"]["pairwise_accuracy"] > 0.7
     assert "spacy.v1/logprob_mean" in result
+
+
+def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
+    """Levels that fall with |x| (the best sentences in the middle of a feature's range): the
+    linear ranker can only order by x itself, the RBF map (Nystroem) recovers the order."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from scorer.model import RankSVM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 2))
+    y = np.round(-np.abs(X[:, 0]) * 3)  # 0 is the top level
+    test = rng.normal(size=(300, 2))
+    truth = -np.abs(test[:, 0])
+    linear = RankSVM(C=1.0, max_pairs=5000).fit(X, y)
+    rbf = RankSVM(C=1.0, max_pairs=5000, kernel="rbf", n_components=100).fit(X, y)
+    rho_linear = spearmanr(truth, linear.decision_function(test)).statistic
+    rho_rbf = spearmanr(truth, rbf.decision_function(test)).statistic
+    assert abs(rho_linear) < 0.3 < 0.8 < rho_rbf
+    with pytest.raises(ValueError, match="kernel"):
+        RankSVM(kernel="poly").fit(X, y)
