@@ -12,7 +12,11 @@ punctuation, so the model cannot learn "starts in lower case / stops mid-air" in
 Tokens keep their own trailing whitespace, so the text reads like text.
 
 Real errors (what generators and MT systems get wrong, so the model learns more than word
-salad): one adjacent swap, a dropped word, a duplicated word, a wrong inflection.
+salad): one adjacent swap, a dropped word, a duplicated word, a wrong inflection; and two that
+data-to-text and summarisation systems make whole sentences of: a sentence cut short (a decoder
+that stops early, or at its length limit: the first 40-80% of the words, then a full stop, so
+"no final punctuation" is never the tell) and a sentence without its main verb (spaCy's root,
+when it is a verb, deleted: a list of noun phrases where a clause should be).
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ from collections.abc import Sequence
 from features.parsing import parse
 from scorer.errors import InputError
 
-__all__ = ["ERROR_KINDS", "Glue", "inject_error", "join_tokens"]
+__all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_tokens"]
 
 ERROR_KINDS = ("swap", "drop", "duplicate", "inflection")
+# Every kind inject_error knows; ERROR_KINDS is what `fluency train` uses unless told otherwise.
+ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb")
+_NEEDS_PARSE = {"inflection", "drop_verb"}
 _FINAL = (".", "!", "?")
 
 
@@ -147,10 +154,11 @@ def _inflect(word: str, tag: str, lemma: str) -> str | None:
 
 
 def inject_error(
-    tokens: Sequence[str], kind: str, rng: random.Random, *, tags=None, lemmas=None
+    tokens: Sequence[str], kind: str, rng: random.Random, *, tags=None, lemmas=None, deps=None
 ) -> str | None:
     """`tokens` (with whitespace) with one error of `kind`; None when the sentence has no place
-    for it (too short, no inflectable word)."""
+    for it (too short, no inflectable word, no verb at the root). `tags` and `lemmas` (for
+    inflection) and `tags` and `deps` (for drop_verb) are spaCy's, one per token."""
     toks = list(tokens)
     words = [i for i, t in enumerate(toks) if any(c.isalpha() for c in t)]
     if kind == "swap":
@@ -186,8 +194,28 @@ def inject_error(
             return None
         i, w = rng.choice(options)
         toks[i] = w + toks[i][len(toks[i].rstrip()) :]
+    elif kind == "truncate":
+        if len(words) < 6:
+            return None
+        keep = rng.randint(
+            max(3, round(0.4 * len(toks))), min(len(toks) - 2, round(0.8 * len(toks)))
+        )
+        toks = toks[:keep]
+        while toks and not any(c.isalnum() for c in toks[-1]):  # no ", ." at the cut
+            toks.pop()
+        toks[-1] = toks[-1].rstrip()
+        toks.append(".")
+    elif kind == "drop_verb":
+        if tags is None or deps is None:
+            raise InputError("a drop_verb error needs the sentence's tags and dependency labels")
+        roots = [i for i, (d, tg) in enumerate(zip(deps, tags, strict=True)) if d == "ROOT"]
+        if len(words) < 4 or len(roots) != 1 or not tags[roots[0]].startswith("VB"):
+            return None
+        del toks[roots[0]]
+        if roots[0] == 0 and toks:  # the new first word takes the capital
+            toks[0] = toks[0][:1].upper() + toks[0][1:]
     else:
-        raise InputError(f"unknown error kind {kind!r}; one of {', '.join(ERROR_KINDS)}")
+        raise InputError(f"unknown error kind {kind!r}; one of {', '.join(ALL_ERROR_KINDS)}")
     return join_tokens(toks)
 
 
@@ -196,17 +224,17 @@ def inject_errors(
 ) -> list[tuple[str, str]]:
     """One error per sentence, kinds cycling; (text, kind) for those that could take one."""
     rng = random.Random(seed)
-    need = [i for i, _ in enumerate(sentences) if kinds[i % len(kinds)] == "inflection"]
+    need = [i for i, _ in enumerate(sentences) if kinds[i % len(kinds)] in _NEEDS_PARSE]
     parsed = dict(zip(need, parse(["".join(sentences[i]) for i in need]), strict=True))
     out = []
     for i, toks in enumerate(sentences):
         kind = kinds[i % len(kinds)]
         extra = {}
-        if kind == "inflection":
+        if kind in _NEEDS_PARSE:
             p = parsed[i]
             if p.n_tokens != len(toks):
                 continue
-            extra = {"tags": p.tags, "lemmas": p.lemmas}
+            extra = {"tags": p.tags, "lemmas": p.lemmas, "deps": p.deps}
         text = inject_error(toks, kind, rng, **extra)
         if text:
             out.append((text, kind))

@@ -27,7 +27,7 @@ from features.parsing import parse
 from features.resources import MODELS_DIR, Resources, one_thread_per_process
 from scorer.model import build_model, save_model
 from training.corpus import read_corpus
-from training.negatives import ERROR_KINDS, Glue, inject_errors
+from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
 
 __all__ = ["add_commands", "featurize", "fit", "main", "make_dataset"]
 
@@ -260,6 +260,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--features", nargs="*", default=None, help="extractors (default: all)")
     ap.add_argument("--glue-sizes", type=int, nargs="*", default=list(GLUE_SIZES))
     ap.add_argument("--error-share", type=float, default=0.25)
+    ap.add_argument(
+        "--error-kinds",
+        nargs="+",
+        choices=ALL_ERROR_KINDS,
+        default=list(ERROR_KINDS),
+        help="one-error negatives, cycled (training/negatives.py)",
+    )
     ap.add_argument("--jobs", type=int, default=2, help="feature-extraction processes")
     ap.add_argument("--lm", help="language-model folder (fluency train-lm); default: lm/default")
     ap.add_argument(
@@ -303,6 +310,7 @@ def run(args: argparse.Namespace) -> int:
         n_positive=args.sentences,
         glue_sizes=args.glue_sizes,
         error_share=args.error_share,
+        error_kinds=args.error_kinds,
         seed=args.seed,
     )
     resources = Resources()

@@ -1,0 +1,60 @@
+"""One-error negatives on real spaCy parses: each kind makes the error it names, and refuses a
+sentence that has no place for it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from features.parsing import parse
+from scorer.errors import InputError
+from training.negatives import ALL_ERROR_KINDS, inject_error, inject_errors
+
+TEXT = "The central bank raised its main interest rate by half a point on Thursday."
+
+
+def _tokens(text: str) -> list[str]:
+    from features.parsing import load_nlp
+
+    return [t.text_with_ws for t in load_nlp()(text)]
+
+
+def test_truncate_cuts_the_sentence_and_ends_it_with_a_full_stop():
+    tokens = _tokens(TEXT)
+    for seed in range(20):
+        out = inject_error(tokens, "truncate", random.Random(seed))
+        words, original = out.rstrip(".").split(), TEXT.rstrip(".").split()
+        assert out.endswith(".") and not out.endswith(" .") and not out.endswith(",.")
+        assert 0.4 * len(tokens) - 1 <= len(words) <= 0.8 * len(tokens)
+        assert words == original[: len(words)]
+    assert inject_error(_tokens("Prices rose."), "truncate", random.Random(0)) is None
+
+
+def test_drop_verb_deletes_the_root_verb_only():
+    (parsed,) = parse([TEXT])
+    assert parsed.tokens[parsed.deps.index("ROOT")] == "raised"
+    out = inject_error(
+        _tokens(TEXT), "drop_verb", random.Random(0), tags=parsed.tags, deps=parsed.deps
+    )
+    assert out == TEXT.replace("raised ", "")
+    (noun_phrase,) = parse(["The central bank of the small country."])  # root is a noun
+    none = inject_error(
+        _tokens(noun_phrase.text),
+        "drop_verb",
+        random.Random(0),
+        tags=noun_phrase.tags,
+        deps=noun_phrase.deps,
+    )
+    assert none is None
+    with pytest.raises(InputError, match="needs the sentence's tags"):
+        inject_error(_tokens(TEXT), "drop_verb", random.Random(0))
+
+
+def test_inject_errors_cycles_every_kind_with_the_parse_it_needs():
+    sentences = [_tokens(TEXT)] * len(ALL_ERROR_KINDS)
+    made = inject_errors(sentences, ALL_ERROR_KINDS, seed=3)
+    assert [kind for _, kind in made] == list(ALL_ERROR_KINDS)
+    assert all(text != TEXT for text, _ in made)
+    with pytest.raises(InputError, match="unknown error kind"):
+        inject_error(_tokens(TEXT), "scramble", random.Random(0))
