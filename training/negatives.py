@@ -16,7 +16,11 @@ salad): one adjacent swap, a dropped word, a duplicated word, a wrong inflection
 data-to-text and summarisation systems make whole sentences of: a sentence cut short (a decoder
 that stops early, or at its length limit: the first 40-80% of the words, then a full stop, so
 "no final punctuation" is never the tell) and a sentence without its main verb (spaCy's root,
-when it is a verb, deleted: a list of noun phrases where a clause should be).
+when it is a verb, deleted: a list of noun phrases where a clause should be). Last, "noise":
+30-100% of the words replaced by symbols, emoji, numbers or non-Latin script, the degenerate
+output a broken decoder or tokenizer gives; without it a model trained only on English words
+has never seen such text and extrapolates (the shipped model before it scored "😀😀😀 ∑∫∂ ★★★"
+3.59, far above any real sentence).
 """
 
 from __future__ import annotations
@@ -34,7 +38,74 @@ __all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_token
 
 ERROR_KINDS = ("swap", "drop", "duplicate", "inflection")
 # Every kind inject_error knows; ERROR_KINDS is what `fluency train` uses unless told otherwise.
-ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb")
+ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb", "noise")
+# What "noise" puts in place of words: symbols, emoji, digits, other scripts, markup debris.
+_NOISE = (
+    "★",
+    "☆",
+    "♦",
+    "∑",
+    "∫",
+    "∂",
+    "√",
+    "≈",
+    "±",
+    "→",
+    "⇒",
+    "…",
+    "§",
+    "¶",
+    "†",
+    "©",
+    "®",
+    "™",
+    "😀",
+    "😂",
+    "👍",
+    "🔥",
+    "🎉",
+    "❤",
+    "✓",
+    "✗",
+    "#",
+    "@",
+    "&",
+    "*",
+    "%",
+    "$",
+    "|",
+    "~",
+    "^",
+    "0",
+    "7",
+    "42",
+    "1999",
+    "3.14",
+    "10,000",
+    "#1",
+    "@@",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[CLS]",
+    "##ing",
+    "▁the",
+    "...",
+    "--",
+    "//",
+    "::",
+    "__",
+    "北京",
+    "的",
+    "東京",
+    "Привет",
+    "мир",
+    "مرحبا",
+    "שלום",
+    "नमस्ते",
+    "γεια",
+    "λόγος",
+)
 _NEEDS_PARSE = {"inflection", "drop_verb"}
 _FINAL = (".", "!", "?")
 
@@ -194,6 +265,13 @@ def inject_error(
             return None
         i, w = rng.choice(options)
         toks[i] = w + toks[i][len(toks[i].rstrip()) :]
+    elif kind == "noise":
+        if not words:
+            return None
+        share = rng.uniform(0.3, 1.0)
+        chosen = rng.sample(words, max(1, round(share * len(words))))
+        for i in chosen:
+            toks[i] = rng.choice(_NOISE) + toks[i][len(toks[i].rstrip()) :]
     elif kind == "truncate":
         if len(words) < 6:
             return None

@@ -179,9 +179,12 @@ def fit(
 
 def level(kind: str) -> float:
     """Rank of a generated kind for the ranking objective: real sentences on top, then one real
-    error (swap, drop...), then glued text by sequence length (longer sequences read better)."""
+    error (swap, drop...), then glued text by sequence length (longer sequences read better),
+    then "noise" (no English words left at all)."""
     if kind == "real":
         return 100.0
+    if kind == "noise":  # symbols and other scripts in place of words: below any word salad
+        return 0.0
     if kind.startswith("l="):
         return float(kind[2:])
     return 50.0

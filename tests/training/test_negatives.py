@@ -58,3 +58,16 @@ def test_inject_errors_cycles_every_kind_with_the_parse_it_needs():
     assert all(text != TEXT for text, _ in made)
     with pytest.raises(InputError, match="unknown error kind"):
         inject_error(_tokens(TEXT), "scramble", random.Random(0))
+
+
+def test_noise_replaces_words_by_symbols_and_ranks_below_word_salad():
+    from training.train import level
+
+    tokens = _tokens(TEXT)
+    words = [t.strip() for t in tokens if any(c.isalpha() for c in t)]
+    for seed in range(10):
+        out = inject_error(tokens, "noise", random.Random(seed))
+        kept = [w for w in out.split() if w.strip(".") in words]
+        assert len(kept) <= 0.7 * len(words) + 1
+        assert len(out.split()) == len(TEXT.split())  # words replaced, not added
+    assert level("noise") < level("l=1") < level("swap") < level("real")
