@@ -14,14 +14,16 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
-from sklearn.metrics import roc_auc_score
 
-from scorer.scoring import FluencyScorer
 from training.corpus import read_corpus
 from training.negatives import Glue
+
+# scikit-learn and SciPy load only when a command runs, so `fluency --help` stays fast.
+if TYPE_CHECKING:
+    from scorer.scoring import FluencyScorer
 
 __all__ = ["GlueResult", "add_commands", "glue_evaluation"]
 
@@ -69,6 +71,9 @@ def glue_evaluation(
 ) -> GlueResult:
     """Score `per_size` real n-token sentences and `per_size` glued ones for each l in `sizes`,
     all drawn from `corpus` (held-out text: files, folders or NLTK names)."""
+    from scipy import stats
+    from sklearn.metrics import roc_auc_score
+
     rng = random.Random(seed)
     sentences = read_corpus(list(corpus), seed=seed, max_sentences=max_sentences).sentences
     real = [s for s in sentences if len(s) == n]

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from features.resources import Resources
-from scorer.scoring import FluencyScorer, load_configured
-from training.agreement import agreement_report
 from training.judgements import read_judgements
 from training.train import featurize
+
+if TYPE_CHECKING:
+    from scorer.scoring import FluencyScorer
 
 __all__ = ["add_commands", "compare_models"]
 
@@ -38,6 +40,8 @@ def compare_models(
     n_jobs: int = 2,
 ) -> dict[str, dict]:
     """{model name or feature column: agreement_report(...)} over `texts`."""
+    from training.agreement import agreement_report  # SciPy: only when a command runs
+
     out: dict[str, dict] = {}
     by_resources: dict[tuple, list[FluencyScorer]] = {}
     for s in scorers:
@@ -56,6 +60,8 @@ def compare_models(
 
 
 def cmd_compare_models(args, config) -> int:
+    from scorer.scoring import load_configured
+
     scorers = [load_configured(m, config) for m in args.model]
     for path, field in zip(args.judgements, args.human_field * len(args.judgements), strict=False):
         judgements = [j for j in read_judgements(path) if not j.raw.get("is_reference")]

@@ -19,13 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 from tqdm import tqdm
 
 from features.extract import extract
 from features.parsing import parse
 from features.resources import MODELS_DIR, Resources, one_thread_per_process
-from scorer.model import build_model, save_model
 from training.corpus import read_corpus
 from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
 
@@ -146,6 +144,10 @@ def fit(
     grid: dict | None = None,
 ) -> tuple[object, dict]:
     """Cross-validated SVM over extracted features; returns the full pipeline and metrics."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+
+    from scorer.model import build_model
+
     y = np.asarray(labels)
     idx = np.arange(len(rows))
     train_idx, test_idx = train_test_split(idx, test_size=0.2, random_state=seed, stratify=y)
@@ -208,6 +210,9 @@ def fit_rank(
     the generators' artefacts, not fluency."""
     from scipy.stats import spearmanr
     from sklearn.metrics import make_scorer
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+
+    from scorer.model import build_model
 
     y = np.asarray([level(k) for k in kinds])
     real = (y == 100.0).astype(int)
@@ -346,6 +351,8 @@ def run(args: argparse.Namespace) -> int:
         "metrics": metrics,
         "resources": _resources_used(model.named_steps["extract"].features_, resources),
     }
+    from scorer.model import save_model
+
     save_model(model, out, card)
     print(f"saved {out}: held-out accuracy {metrics['held_out_accuracy']:.3f}, {metrics}")
     return 0

@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from nltk.translate.nist_score import corpus_nist, nist_length_penalty, sentence_nist
-from nltk.util import ngrams
 from sacrebleu.metrics import BLEU, CHRF
 
 from scorer.errors import InputError
@@ -84,6 +82,8 @@ class Nist:
         self.n = n
 
     def sentence(self, hypothesis: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+        from nltk.translate.nist_score import sentence_nist  # nltk: ~3 s to import: only when used
+
         hyp = list(hypothesis)
         refs = [list(r) for r in references if r]
         if not hyp or not refs:
@@ -97,6 +97,8 @@ class Nist:
     def corpus(
         self, hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]
     ) -> float:
+        from nltk.translate.nist_score import corpus_nist  # nltk: ~3 s to import: only when used
+
         hyps = [list(h) for h in hypotheses]
         refs = [[list(r) for r in rs] for rs in references]
         if not any(hyps):
@@ -120,6 +122,8 @@ class Nist:
     ) -> dict[tuple[str, ...], float]:
         """info(w1..wk) = log2(count(w1..wk-1) / count(w1..wk)) over every reference token of
         the corpus (Doddington 2002, eq. 2; unigrams divide the total reference length)."""
+        from nltk.util import ngrams  # nltk: ~3 s to import: only when used
+
         freq: Counter[tuple[str, ...]] = Counter()
         total = 0
         for refs in references:
@@ -140,6 +144,8 @@ class Nist:
         weights: Mapping[tuple[str, ...], float],
     ) -> np.ndarray:
         """One row of statistics; `weights` from `information_weights` over the whole corpus."""
+        from nltk.util import ngrams  # nltk: ~3 s to import: only when used
+
         if not references:
             raise InputError("NIST needs at least one reference per segment; got none")
         hyp, n = list(hypothesis), self.n
@@ -179,6 +185,9 @@ class Nist:
     def from_stats(self, totals: np.ndarray) -> float:
         """NIST from summed rows. An order no hypothesis reaches (denominator 0) adds nothing,
         where NLTK would divide by zero (`corpus` then lowers n, with the same result)."""
+        # nltk: ~3 s to import: only when used
+        from nltk.translate.nist_score import nist_length_penalty
+
         n = self.n
         num, den = np.asarray(totals[:n], float), np.asarray(totals[n : 2 * n], float)
         hyp_len, ref_len = float(totals[2 * n]), float(totals[2 * n + 1])
