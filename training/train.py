@@ -359,6 +359,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cached_featurize(texts: list[str], args, resources: Resources) -> list[dict[str, float]]:
+    """`featurize`, with `--feature-cache`: one table per extractor set and artefacts (their
+    hashes), one row per text; only texts not in it are extracted, then added. So a second run
+    that changes the negatives (another `--error-kinds`) extracts only the new sentences."""
     import hashlib
     import json
 
@@ -369,17 +372,20 @@ def _cached_featurize(texts: list[str], args, resources: Resources) -> list[dict
     if not args.feature_cache:
         return featurize(texts, args.features, resources, n_jobs=args.jobs)
     names = FeatureExtractor(tuple(args.features or ())).fit().features_
-    key = hashlib.sha256(
-        json.dumps([texts, names, _resources_used(names, resources)]).encode()
-    ).hexdigest()[:20]
-    path = Path(args.feature_cache) / f"{key}.parquet"
-    if path.is_file():
-        logger.info("features from the cache %s", path)
-        return pd.read_parquet(path).to_dict("records")
-    rows = featurize(texts, args.features, resources, n_jobs=args.jobs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_parquet(path, index=False)
-    return rows
+    key = hashlib.sha256(json.dumps([names, _resources_used(names, resources)]).encode())
+    path = Path(args.feature_cache) / f"{key.hexdigest()[:20]}.parquet"
+    table = pd.read_parquet(path) if path.is_file() else pd.DataFrame({"text": []})
+    cached = set(table["text"])
+    missing = list(dict.fromkeys(t for t in texts if t not in cached))
+    logger.info("feature cache %s: %d texts known, %d to extract", path, len(table), len(missing))
+    if missing:
+        fresh = pd.DataFrame(featurize(missing, args.features, resources, n_jobs=args.jobs))
+        fresh.insert(0, "text", missing)
+        table = fresh if table.empty else pd.concat([table, fresh], ignore_index=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table.to_parquet(path, index=False)
+    known = {row.pop("text"): row for row in table.to_dict("records")}
+    return [dict(known[t]) for t in texts]
 
 
 def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, str]:

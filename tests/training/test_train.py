@@ -202,3 +202,29 @@ def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
     assert abs(rho_linear) < 0.3 < 0.8 < rho_rbf
     with pytest.raises(ValueError, match="kernel"):
         RankSVM(kernel="poly").fit(X, y)
+
+
+def test_feature_cache_extracts_only_texts_it_has_not_seen(tmp_path, monkeypatch):
+    """`--feature-cache`: a second run with partly new texts extracts only the new ones, and
+    every row is the one a fresh extraction gives."""
+    import argparse
+
+    import training.train as train_module
+    from features.resources import Resources
+
+    calls: list[list[str]] = []
+    real = train_module.featurize
+
+    def counting(texts, *args, **kwargs):
+        calls.append(list(texts))
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(train_module, "featurize", counting)
+    args = argparse.Namespace(feature_cache=str(tmp_path), features=["surface.v1"], jobs=1)
+    first = ["The bank raised rates.", "Rates the raised bank.", "Prices fell sharply."]
+    second = ["Prices fell sharply.", "A new sentence is here.", "The bank raised rates."]
+    rows1 = train_module._cached_featurize(first, args, Resources())
+    rows2 = train_module._cached_featurize(second, args, Resources())
+    assert calls == [first, ["A new sentence is here."]]
+    fresh = real(second, ["surface.v1"], progress=False)
+    assert rows2 == fresh and rows1[0] == rows2[2]
