@@ -62,9 +62,7 @@ def _score_chunk(chunk: list[str]) -> list[str]:
     """Output lines for one chunk of input lines (an empty line has no score: "nan")."""
     scorer, as_json = _WORKER["scorer"], _WORKER["json"]
     keep = [i for i, t in enumerate(chunk) if t.strip()]
-    scored = scorer.score_sentences(
-        scorer.annotate([chunk[i] for i in keep]), with_features=as_json
-    )
+    scored = scorer.score_texts([chunk[i] for i in keep], with_features=as_json)
     by_line = dict(zip(keep, scored, strict=True))
     out = []
     for i in range(len(chunk)):

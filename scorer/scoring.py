@@ -5,16 +5,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from features.parsing import parse
 from features.resources import MODELS_DIR, Resources
+from features.segment import segment
 from features.sentence import Sentence
 from scorer.errors import InputError, ModelLoadError
-from scorer.model import load_model
+from scorer.model import _sha256, load_model
 
 __all__ = [
     "FeatureCache",
@@ -33,6 +34,7 @@ class Score:
     text: str
     score: float  # > 0: on the side of real sentences; larger is more fluent
     features: dict[str, float] = field(default_factory=dict)
+    n_sentences: int = 1  # sentences the text was split into (score: their token-weighted mean)
 
 
 def check_texts(
@@ -130,47 +132,65 @@ class FluencyScorer:
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
         return parse(texts, model=self.spacy_model)
 
-    def features(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
-        """Feature rows of parsed sentences; rows in the cache are not computed again."""
-        rows = [self.cache.get(s.text) for s in sentences]
-        todo = [i for i, row in enumerate(rows) if row is None]
-        if todo:
-            for i, row in zip(todo, self._extract([sentences[i] for i in todo]), strict=True):
-                rows[i] = row
-        return rows
-
     def _extract(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
         rows = self.pipeline.named_steps["extract"].transform(sentences, self.resources)
         for sentence, row in zip(sentences, rows, strict=True):
             self.cache.put(sentence.text, row)
         return rows
 
-    def _scores(self, texts, rows, with_features: bool) -> list[Score]:
+    def sentence_rows(
+        self, sentences: Sequence[str], parsed: Mapping[str, Sentence] | None = None
+    ) -> list[dict[str, float]]:
+        """Feature rows of single sentences: from the cache, else parsed (or taken from
+        `parsed`, keyed by text) and extracted."""
+        rows = [self.cache.get(t) for t in sentences]
+        todo = [i for i, row in enumerate(rows) if row is None]
+        if todo:
+            parsed = parsed or {}
+            fresh = [i for i in todo if sentences[i] not in parsed]
+            done = dict(zip(fresh, self.annotate([sentences[i] for i in fresh]), strict=True))
+            todo_parsed = [done[i] if i in done else parsed[sentences[i]] for i in todo]
+            for i, row in zip(todo, self._extract(todo_parsed), strict=True):
+                rows[i] = row
+        return rows
+
+    def score_texts(
+        self,
+        texts: Sequence[str],
+        *,
+        with_features: bool = False,
+        parsed: Mapping[str, Sentence] | None = None,
+        by_sentence: bool = True,
+    ) -> list[Score]:
+        """Score raw texts (callers check the input). Each text is split into its sentences
+        (`features.segment`: the model is a sentence-level one); its score is the token-weighted
+        mean of theirs, and so are its feature values. Sentences in the cache are not parsed
+        again; a sentence found in `parsed` (text -> Sentence) is not parsed again either.
+        `by_sentence=False` scores each text whole, as one sentence."""
+        seg = segment(texts, by_sentence=by_sentence)
+        rows = self.sentence_rows(seg.sentences, parsed)
         values = self.pipeline[1:].decision_function(rows) if rows else []
+        scores = seg.mean(values)
+        text_rows = seg.mean_rows(rows) if with_features else [{} for _ in texts]
         return [
-            Score(t, float(v), row if with_features else {})
-            for t, v, row in zip(texts, values, rows, strict=True)
+            Score(t, float(v), row, len(i))
+            for t, v, row, i in zip(texts, scores, text_rows, seg.index, strict=True)
         ]
 
     def score_sentences(
         self, sentences: Sequence[Sentence], *, with_features: bool = False
     ) -> list[Score]:
-        """Score already-parsed sentences (so a caller that also needs the parse shares it)."""
-        return self._scores([s.text for s in sentences], self.features(sentences), with_features)
+        """Score already-parsed texts, so a caller that also needs the parse shares it: a
+        one-sentence text reuses its parse; the sentences of a longer one are parsed apart."""
+        return self.score_texts(
+            [s.text for s in sentences],
+            with_features=with_features,
+            parsed={s.text: s for s in sentences},
+        )
 
-    def score_texts(self, texts: Sequence[str], *, with_features: bool = False) -> list[Score]:
-        """Score raw texts; only those not in the cache are parsed (callers check the input)."""
-        rows = [self.cache.get(t) for t in texts]
-        todo = [i for i, row in enumerate(rows) if row is None]
-        if todo:
-            parsed = self.annotate([texts[i] for i in todo])
-            for i, row in zip(todo, self._extract(parsed), strict=True):
-                rows[i] = row
-        return self._scores(list(texts), rows, with_features)
-
-    def score(self, texts: Sequence[str]) -> list[float]:
-        """One fluency score per text, same order."""
-        return [s.score for s in self.score_texts(check_texts(texts))]
+    def score(self, texts: Sequence[str], *, by_sentence: bool = True) -> list[float]:
+        """One fluency score per text, same order (see `score_texts`)."""
+        return [s.score for s in self.score_texts(check_texts(texts), by_sentence=by_sentence)]
 
     def score_detailed(self, texts: Sequence[str]) -> list[Score]:
         return self.score_texts(check_texts(texts), with_features=True)
@@ -193,7 +213,17 @@ def load_scorer(
             return None
         for base in (Path(models_dir), MODELS_DIR):
             if (base / res[key]).is_file():
-                return base / res[key]
+                found = base / res[key]
+                recorded = res.get(f"{key}_sha256")
+                if recorded and _sha256(found) != recorded:
+                    # Same feature names, other values: a model must not silently read
+                    # features from an artefact it was not trained with.
+                    raise ModelLoadError(
+                        f"model {path} was trained with another {res[key]} ({key}: SHA-256 "
+                        f"{recorded[:12]}..., the file now is {_sha256(found)[:12]}...): "
+                        "retrain the model (fluency train) or restore that file"
+                    )
+                return found
         raise ModelLoadError(
             f"model {path} needs {res[key]} ({key}), found neither in {models_dir} nor in "
             f"{MODELS_DIR}"

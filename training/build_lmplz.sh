@@ -13,6 +13,8 @@ CACHE="${KENLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fluency-scorer/kenlm}"
 JOBS="${JOBS:-2}"
 PYTHON="${PYTHON:-$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/python}"
 [ -x "$PYTHON" ] || PYTHON=python3
+# Absolute (the venv's link itself, not its target): the build below runs from the cache folder.
+case "$PYTHON" in */*) PYTHON="$(cd "$(dirname "$PYTHON")" && pwd)/$(basename "$PYTHON")" ;; esac
 KENLM_SPEC="${KENLM_SPEC:-kenlm}"  # e.g. kenlm==0.3.0 to pin the source release
 
 if [ -x "$CACHE/bin/lmplz" ] && [ -x "$CACHE/bin/build_binary" ]; then

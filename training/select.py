@@ -1,7 +1,7 @@
 """Which model agrees best with people? Several bundles against human judgements, side by side.
 
 `fluency compare-models --model A --model B --judgements F.jsonl --human-field scores.fluency`
-extracts every feature once per distinct set of artefacts (models that read the same language
+splits each text into its sentences (`features.segment`, as the scorer does), extracts every feature once per distinct set of artefacts (models that read the same language
 model share one extraction), in parallel worker processes, then applies each model's SVM to the
 rows. It prints, per judgement file, each model's agreement (`training.agreement`) and, with
 `--single-features`, every single feature's, as in Mutton et al. (2007) Table 5.
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from features.resources import Resources
+from features.segment import segment
 from training.judgements import read_judgements
 from training.train import featurize
 
@@ -38,20 +39,26 @@ def compare_models(
     *,
     single_features: bool = False,
     n_jobs: int = 2,
+    by_sentence: bool = True,
 ) -> dict[str, dict]:
     """{model name or feature column: agreement_report(...)} over `texts`."""
     from training.agreement import agreement_report  # SciPy: only when a command runs
 
     out: dict[str, dict] = {}
+    # Scored as FluencyScorer scores: sentence by sentence, a text's value their token-weighted
+    # mean; single features are folded the same way, so both sides of the table see the same.
+    seg = segment(texts, by_sentence=by_sentence)
     by_resources: dict[tuple, list[FluencyScorer]] = {}
     for s in scorers:
         by_resources.setdefault(_key(s), []).append(s)
     for members in by_resources.values():
         names = sorted({f for s in members for f in s.pipeline.named_steps["extract"].features_})
-        rows = featurize(list(texts), names, members[0].resources, n_jobs=n_jobs)
+        rows = featurize(seg.sentences, names, members[0].resources, n_jobs=n_jobs)
         for s in members:
-            out[s.name] = agreement_report(s.pipeline[1:].decision_function(rows), human, groups)
+            scores = seg.mean(s.pipeline[1:].decision_function(rows))
+            out[s.name] = agreement_report(scores, human, groups)
         if single_features:
+            rows = seg.mean_rows(rows)
             for column in rows[0]:
                 values = np.array([r[column] for r in rows])
                 if column not in out and np.ptp(values) > 0:
@@ -73,6 +80,7 @@ def cmd_compare_models(args, config) -> int:
             [str(j.group) for j in judgements],
             single_features=args.single_features,
             n_jobs=args.jobs,
+            by_sentence=not args.whole_texts,
         )
         if args.format == "json":
             print(json.dumps({"judgements": path, "field": field, "results": table}))
@@ -104,6 +112,12 @@ def add_commands(sub) -> None:
         help="dotted field of the human score, one per --judgements (or one for all)",
     )
     ap.add_argument("--single-features", action="store_true", help="add every feature column")
+    ap.add_argument(
+        "--whole-texts",
+        action="store_true",
+        help="score each text whole, as one sentence (default: sentence by sentence, as the "
+        "scorer does)",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--format", choices=("table", "json"), default="table")
     ap.set_defaults(func=cmd_compare_models)

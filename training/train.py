@@ -41,8 +41,13 @@ def make_dataset(
     error_kinds: Sequence[str] = ERROR_KINDS,
     error_share: float = 0.25,
     seed: int = 12345,
+    lowercase_share: float = 0.0,
 ) -> tuple[list[str], list[int], list[str]]:
-    """Texts, labels (1 real, 0 generated) and the kind of each ("real", "l=4", "swap"...)."""
+    """Texts, labels (1 real, 0 generated) and the kind of each ("real", "l=4", "swap"...).
+
+    `lowercase_share`: that share of the texts, drawn at random across all kinds, is lower-cased
+    (many generators' outputs are: WebNLG 2017's are), so case tells the model nothing about the
+    level and it learns what lower-cased fluent text looks like."""
     rng = random.Random(seed)
     pool = list(sentences)
     positives = pool[:n_positive]
@@ -62,6 +67,9 @@ def make_dataset(
         for text, kind in inject_errors(picked, error_kinds, seed)[:n_errors]:
             texts.append(text)
             kinds.append(kind)
+    if lowercase_share > 0:
+        lower = random.Random(seed + 1)
+        texts = [t.lower() if lower.random() < lowercase_share else t for t in texts]
     labels = [1 if k == "real" else 0 for k in kinds]
     return texts, labels, kinds
 
@@ -269,6 +277,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--glue-sizes", type=int, nargs="*", default=list(GLUE_SIZES))
     ap.add_argument("--error-share", type=float, default=0.25)
     ap.add_argument(
+        "--lowercase-share",
+        type=float,
+        default=0.0,
+        help="share of all texts (every kind alike) lower-cased, for lower-cased system outputs",
+    )
+    ap.add_argument(
         "--error-kinds",
         nargs="+",
         choices=ALL_ERROR_KINDS,
@@ -320,6 +334,7 @@ def run(args: argparse.Namespace) -> int:
         error_share=args.error_share,
         error_kinds=args.error_kinds,
         seed=args.seed,
+        lowercase_share=args.lowercase_share,
     )
     resources = Resources()
     if args.lm:
@@ -344,6 +359,7 @@ def run(args: argparse.Namespace) -> int:
             "generated_kinds": {k: kinds.count(k) for k in sorted(set(kinds))},
             "glue_sizes": list(args.glue_sizes),
             "error_share": args.error_share,
+            "lowercase_share": args.lowercase_share,
             "seed": args.seed,
             "objective": args.objective,
             "arguments": {k: v for k, v in vars(args).items() if k not in ("func", "command")},

@@ -71,3 +71,26 @@ def test_noise_replaces_words_by_symbols_and_ranks_below_word_salad():
         assert len(kept) <= 0.7 * len(words) + 1
         assert len(out.split()) == len(TEXT.split())  # words replaced, not added
     assert level("noise") < level("l=1") < level("swap") < level("real")
+
+
+def test_lowercase_share_lowers_every_kind_alike():
+    """`make_dataset(lowercase_share=...)` lower-cases about that share of the texts, drawn
+    across all kinds, so case says nothing about the level; the kinds and labels stay."""
+    from collections import Counter
+
+    from training.train import make_dataset
+
+    rng = random.Random(5)
+    words = ["The", "bank", "said", "Prices", "rose", "in", "London", "and", "Paris", "today"]
+    corpus = [[w + " " for w in rng.sample(words, 7)] + ["."] for _ in range(400)]
+    plain, labels, kinds = make_dataset(corpus, n_positive=200, error_kinds=(), seed=3)
+    lowered, labels2, kinds2 = make_dataset(
+        corpus, n_positive=200, error_kinds=(), seed=3, lowercase_share=0.5
+    )
+    assert (labels2, kinds2) == (labels, kinds)
+    changed = [k for a, b, k in zip(plain, lowered, kinds, strict=True) if a != b]
+    assert all(b in (a, a.lower()) for a, b in zip(plain, lowered, strict=True))
+    assert 0.4 < len(changed) / len(plain) < 0.6
+    share = Counter(changed)
+    assert 0.3 < share["real"] / kinds.count("real") < 0.7  # real and generated alike
+    assert 0.3 < (len(changed) - share["real"]) / (len(kinds) - kinds.count("real")) < 0.7

@@ -228,3 +228,35 @@ def test_feature_cache_extracts_only_texts_it_has_not_seen(tmp_path, monkeypatch
     assert calls == [first, ["A new sentence is here."]]
     fresh = real(second, ["surface.v1"], progress=False)
     assert rows2 == fresh and rows1[0] == rows2[2]
+
+
+def test_a_model_refuses_an_artefact_it_was_not_trained_with(tmp_path):
+    """The shipped model records the SHA-256 of the parser and LM it read in training; a
+    replaced file (same feature names, other values) is refused, not silently used."""
+    from features.resources import MODELS_DIR
+
+    models = tmp_path / "models"
+    shutil.copytree(MODELS_DIR / "default", models / "copy")
+    card = json.loads((models / "copy" / "card.json").read_text())
+    assert card["resources"]["benepar_sha256"]  # the default model reads our parser
+    card["resources"]["benepar_sha256"] = "0" * 64
+    (models / "copy" / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ModelLoadError, match="trained with another benepar/parser.pt"):
+        load_scorer("copy", models_dir=models)
+
+
+def test_a_text_of_several_sentences_scores_as_their_token_weighted_mean(trained):
+    """The model is sentence-level: two fluent sentences read whole would look like fragments
+    (two dependency roots); scored one by one and averaged by length, they do not."""
+    scorer = load_scorer("small", models_dir=trained)
+    first, second = _corpus(2, 5)
+    both = f"{first} {second}"
+    a, b, whole = scorer.score_texts([first, second, both], with_features=True)
+    assert (a.n_sentences, b.n_sentences, whole.n_sentences) == (1, 1, 2)
+    n_a, n_b = len(scorer.annotate([first])[0].tokens), len(scorer.annotate([second])[0].tokens)
+    assert whole.score == pytest.approx((n_a * a.score + n_b * b.score) / (n_a + n_b))
+    assert whole.features["spacy.v1/extra_roots"] == 0.0  # each sentence parsed on its own
+    unsplit = scorer.pipeline[1:].decision_function(
+        scorer.pipeline.named_steps["extract"].transform(scorer.annotate([both]), scorer.resources)
+    )[0]
+    assert whole.score > unsplit  # read whole, the pair looks like a fragment

@@ -1,0 +1,104 @@
+"""Texts into sentences, and sentence values back into one value per text.
+
+GLEU is a sentence-level score (Mutton et al. 2007): the model learns from single sentences, so a
+text of three sentences, read whole, looks like three fragments (extra dependency roots, nulls in
+Link Grammar, a FRAG at the top of the constituency tree) and scores as broken. Generators often
+write several sentences (WebNLG 2017: 899 of 2,230 outputs; summaries, always), so a text is
+split where its writer ended a sentence, each sentence is scored, and the text's score is the
+mean of its sentences' scores weighted by their token counts. A single sentence is unchanged.
+
+The split is spaCy's rule-based `Sentencizer` (sentence-final punctuation tokens) on a blank
+English tokenizer, not the statistical parser: where the parser splits a broken sentence into
+fragments is itself the signal the features measure, and must not be taken away before they see
+it. Tokenizer exceptions keep "Mr.", "U.S." and "a." whole; a piece with no letter or digit
+("...", a stray ".") joins the sentence before it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Segmentation", "segment", "split_sentences"]
+
+
+@functools.cache
+def _sentencizer():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str) -> list[tuple[str, int]]:
+    """The sentences of `text`, each with its number of tokens, in order. The sentences are
+    substrings of `text` (surrounding whitespace stripped); a text with no sentence-final
+    punctuation inside is one sentence, itself."""
+    doc = _sentencizer()(text)
+    pieces: list[list] = []  # [start_char, end_char, n_tokens]
+    for sent in doc.sents:
+        if not any(ch.isalnum() for ch in sent.text):
+            if pieces:  # trailing punctuation or symbols: part of the sentence before
+                pieces[-1][1] = sent.end_char
+                pieces[-1][2] += len(sent)
+                continue
+        elif pieces and not any(ch.isalnum() for ch in text[pieces[-1][0] : pieces[-1][1]]):
+            # a leading piece with no word ("... Then it rose.") joins the first real sentence
+            pieces[-1][1] = sent.end_char
+            pieces[-1][2] += len(sent)
+            continue
+        pieces.append([sent.start_char, sent.end_char, len(sent)])
+    out = [(text[a:b].strip(), n) for a, b, n in pieces]
+    out = [(s, n) for s, n in out if s]
+    return out or [(text, max(len(doc), 1))]
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """Distinct sentences of a batch of texts, and how to fold per-sentence values back."""
+
+    sentences: list[str]  # each distinct sentence once, in first-seen order
+    index: list[np.ndarray]  # per text: positions of its sentences in `sentences`
+    weights: list[np.ndarray]  # per text: token shares of its sentences (sum 1)
+
+    def mean(self, values: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Per-sentence values (shape (n_sentences,) or (n_sentences, k)) -> per text, the
+        token-weighted mean (shape (n_texts,) or (n_texts, k))."""
+        values = np.asarray(values, dtype=float)
+        if len(self.index) == 0:
+            return values[:0]
+        return np.stack([w @ values[i] for i, w in zip(self.index, self.weights, strict=True)])
+
+    def mean_rows(self, rows: Sequence[dict[str, float]]) -> list[dict[str, float]]:
+        """Feature rows per sentence -> one row per text, each value its token-weighted mean
+        (a single-sentence text keeps its row exactly)."""
+        if not rows:
+            return [{} for _ in self.index]
+        keys = list(rows[0])
+        table = np.array([[r[k] for k in keys] for r in rows], dtype=float)
+        out = []
+        for i, w in zip(self.index, self.weights, strict=True):
+            if len(i) == 1:
+                out.append(dict(rows[i[0]]))
+            else:
+                out.append(dict(zip(keys, (w @ table[i]).tolist(), strict=True)))
+        return out
+
+
+def segment(texts: Sequence[str], *, by_sentence: bool = True) -> Segmentation:
+    """Split every text (`split_sentences`); a sentence that occurs twice is kept once. With
+    `by_sentence=False` each text is taken whole, as one sentence (the glue test's items: one
+    sentence of n tokens each by construction, whatever punctuation the glue put inside)."""
+    position: dict[str, int] = {}
+    index, weights = [], []
+    for text in texts:
+        parts = split_sentences(text) if by_sentence else [(text, 1)]
+        ids = [position.setdefault(s, len(position)) for s, _ in parts]
+        n = np.array([n for _, n in parts], dtype=float)
+        index.append(np.array(ids, dtype=int))
+        weights.append(n / n.sum())
+    return Segmentation(list(position), index, weights)
