@@ -7,6 +7,11 @@ write several sentences (WebNLG 2017: 899 of 2,230 outputs; summaries, always), 
 split where its writer ended a sentence, each sentence is scored, and the text's score is the
 mean of its sentences' scores weighted by their token counts. A single sentence is unchanged.
 
+Measured, it is not the better default: on WebNLG 2017 reading texts whole agrees better with
+human fluency, for the model and for single features alike (`models/default/README.md`), so the
+scorer splits only when asked (`FluencyScorer.score_texts(by_sentence=True)`, `fluency score
+--by-sentence`, `fluency compare-models --by-sentence`).
+
 The split is spaCy's rule-based `Sentencizer` (sentence-final punctuation tokens) on a blank
 English tokenizer, not the statistical parser: where the parser splits a broken sentence into
 fragments is itself the signal the features measure, and must not be taken away before they see

@@ -56,13 +56,16 @@ def _init_worker(args, config, pooled: bool = False) -> None:
         one_thread_per_process()
     _WORKER["scorer"] = _scorer(args, config)
     _WORKER["json"] = args.format == "json"
+    _WORKER["by_sentence"] = bool(getattr(args, "by_sentence", False))
 
 
 def _score_chunk(chunk: list[str]) -> list[str]:
     """Output lines for one chunk of input lines (an empty line has no score: "nan")."""
     scorer, as_json = _WORKER["scorer"], _WORKER["json"]
     keep = [i for i, t in enumerate(chunk) if t.strip()]
-    scored = scorer.score_texts([chunk[i] for i in keep], with_features=as_json)
+    scored = scorer.score_texts(
+        [chunk[i] for i in keep], with_features=as_json, by_sentence=_WORKER["by_sentence"]
+    )
     by_line = dict(zip(keep, scored, strict=True))
     out = []
     for i in range(len(chunk)):
@@ -131,7 +134,7 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
     frames = []
     bar = tqdm(desc="features", unit=" sent", file=sys.stderr)
     for chunk in _chunks(_lines(args.input), args.chunk):
-        rows = extract(parse(chunk, model=config["SPACY_MODEL"]), names, resources)
+        rows = extract(parse(chunk, model=config["SPACY_MODEL"], lemmas=False), names, resources)
         frame = pd.DataFrame(rows)
         frame.insert(0, "text", chunk)
         frames.append(frame)
@@ -165,6 +168,12 @@ def add_commands(sub) -> None:
     score.add_argument("--chunk", type=_positive, default=512, help="lines per batch")
     score.add_argument("--progress", action="store_true", help="progress bar on stderr")
     score.add_argument("--jobs", type=_positive, default=1, help="worker processes")
+    score.add_argument(
+        "--by-sentence",
+        action="store_true",
+        help="split each line at its sentence-final punctuation and give the token-weighted "
+        "mean of its sentences' scores (default: each line scored whole)",
+    )
     score.set_defaults(func=cmd_score)
 
     feats = sub.add_parser(

@@ -77,7 +77,7 @@ class FeatureExtractor(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         items = list(sentences)
         if items and isinstance(items[0], str):
-            items = parse(items)
+            items = parse(items, lemmas=False)  # no extractor reads lemmas or coarse POS
         return extract(items, self.features_, resources)
 
 

@@ -130,7 +130,9 @@ class FluencyScorer:
         return str(self.card.get("name", "unnamed"))
 
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
-        return parse(texts, model=self.spacy_model)
+        # No extractor (nor the accuracy module) reads lemmas or coarse POS: skipping the
+        # attribute ruler and lemmatizer saves 40% of spaCy's time, trees and tags unchanged.
+        return parse(texts, model=self.spacy_model, lemmas=False)
 
     def _extract(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
         rows = self.pipeline.named_steps["extract"].transform(sentences, self.resources)
@@ -160,13 +162,17 @@ class FluencyScorer:
         *,
         with_features: bool = False,
         parsed: Mapping[str, Sentence] | None = None,
-        by_sentence: bool = True,
+        by_sentence: bool = False,
     ) -> list[Score]:
-        """Score raw texts (callers check the input). Each text is split into its sentences
-        (`features.segment`: the model is a sentence-level one); its score is the token-weighted
-        mean of theirs, and so are its feature values. Sentences in the cache are not parsed
-        again; a sentence found in `parsed` (text -> Sentence) is not parsed again either.
-        `by_sentence=False` scores each text whole, as one sentence."""
+        """Score raw texts (callers check the input), each whole, as one sentence; texts in the
+        cache are not parsed again, nor is a text found in `parsed` (text -> Sentence).
+
+        `by_sentence=True` splits each text at its own sentence-final punctuation
+        (`features.segment`) and gives the token-weighted mean of its sentences' scores and
+        feature values. The model is sentence-level, yet on WebNLG 2017 (899 of 2,230 outputs
+        have several sentences) reading texts whole agrees better with human fluency, for the
+        model (Spearman 0.277 against 0.259) and for single features alike (models/default/
+        README.md), so whole is the default."""
         seg = segment(texts, by_sentence=by_sentence)
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.pipeline[1:].decision_function(rows) if rows else []
@@ -188,7 +194,7 @@ class FluencyScorer:
             parsed={s.text: s for s in sentences},
         )
 
-    def score(self, texts: Sequence[str], *, by_sentence: bool = True) -> list[float]:
+    def score(self, texts: Sequence[str], *, by_sentence: bool = False) -> list[float]:
         """One fluency score per text, same order (see `score_texts`)."""
         return [s.score for s in self.score_texts(check_texts(texts), by_sentence=by_sentence)]
 

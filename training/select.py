@@ -1,7 +1,7 @@
 """Which model agrees best with people? Several bundles against human judgements, side by side.
 
 `fluency compare-models --model A --model B --judgements F.jsonl --human-field scores.fluency`
-splits each text into its sentences (`features.segment`, as the scorer does), extracts every feature once per distinct set of artefacts (models that read the same language
+extracts every feature once per distinct set of artefacts (models that read the same language
 model share one extraction), in parallel worker processes, then applies each model's SVM to the
 rows. It prints, per judgement file, each model's agreement (`training.agreement`) and, with
 `--single-features`, every single feature's, as in Mutton et al. (2007) Table 5.
@@ -39,14 +39,14 @@ def compare_models(
     *,
     single_features: bool = False,
     n_jobs: int = 2,
-    by_sentence: bool = True,
+    by_sentence: bool = False,
 ) -> dict[str, dict]:
     """{model name or feature column: agreement_report(...)} over `texts`."""
     from training.agreement import agreement_report  # SciPy: only when a command runs
 
     out: dict[str, dict] = {}
-    # Scored as FluencyScorer scores: sentence by sentence, a text's value their token-weighted
-    # mean; single features are folded the same way, so both sides of the table see the same.
+    # Scored as FluencyScorer scores: whole, or (by_sentence) sentence by sentence with a text's
+    # value their token-weighted mean; single features are folded the same way as the model.
     seg = segment(texts, by_sentence=by_sentence)
     by_resources: dict[tuple, list[FluencyScorer]] = {}
     for s in scorers:
@@ -80,7 +80,7 @@ def cmd_compare_models(args, config) -> int:
             [str(j.group) for j in judgements],
             single_features=args.single_features,
             n_jobs=args.jobs,
-            by_sentence=not args.whole_texts,
+            by_sentence=args.by_sentence,
         )
         if args.format == "json":
             print(json.dumps({"judgements": path, "field": field, "results": table}))
@@ -113,10 +113,10 @@ def add_commands(sub) -> None:
     )
     ap.add_argument("--single-features", action="store_true", help="add every feature column")
     ap.add_argument(
-        "--whole-texts",
+        "--by-sentence",
         action="store_true",
-        help="score each text whole, as one sentence (default: sentence by sentence, as the "
-        "scorer does)",
+        help="split texts at sentence-final punctuation and average sentence scores by tokens "
+        "(default: each text whole, as the scorer does)",
     )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--format", choices=("table", "json"), default="table")

@@ -1,4 +1,4 @@
-"""The linkgrammar.v2 features against the real Link Grammar parser and English dictionary."""
+"""The linkgrammar.v3 features against the real Link Grammar parser and English dictionary."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ GRAMMATICAL = (
 
 
 def lg_rows(texts, resources=None):
-    rows = extract([sentence(t) for t in texts], ["linkgrammar.v2"], resources or Resources())
+    rows = extract([sentence(t) for t in texts], ["linkgrammar.v3"], resources or Resources())
     return [{k.split("/")[1]: v for k, v in row.items()} for row in rows]
 
 

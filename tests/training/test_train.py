@@ -251,12 +251,24 @@ def test_a_text_of_several_sentences_scores_as_their_token_weighted_mean(trained
     scorer = load_scorer("small", models_dir=trained)
     first, second = _corpus(2, 5)
     both = f"{first} {second}"
-    a, b, whole = scorer.score_texts([first, second, both], with_features=True)
+    a, b, whole = scorer.score_texts([first, second, both], with_features=True, by_sentence=True)
     assert (a.n_sentences, b.n_sentences, whole.n_sentences) == (1, 1, 2)
     n_a, n_b = len(scorer.annotate([first])[0].tokens), len(scorer.annotate([second])[0].tokens)
     assert whole.score == pytest.approx((n_a * a.score + n_b * b.score) / (n_a + n_b))
     assert whole.features["spacy.v1/extra_roots"] == 0.0  # each sentence parsed on its own
-    unsplit = scorer.pipeline[1:].decision_function(
-        scorer.pipeline.named_steps["extract"].transform(scorer.annotate([both]), scorer.resources)
-    )[0]
-    assert whole.score > unsplit  # read whole, the pair looks like a fragment
+    unsplit = scorer.score_texts([both], with_features=True)[0]  # the default: whole
+    assert unsplit.n_sentences == 1 and unsplit.features["spacy.v1/extra_roots"] == 1.0
+    assert whole.score > unsplit.score  # read whole, the pair looks like a fragment
+
+
+def test_score_command_by_sentence(trained, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
+    first, second = _corpus(2, 5)
+    lines = tmp_path / "in.txt"
+    lines.write_text(f"{first} {second}\n{first}\n")
+    assert main(["score", "--model", "small", str(lines)]) == 0
+    whole = [float(x) for x in capsys.readouterr().out.split()]
+    assert main(["score", "--model", "small", "--by-sentence", str(lines)]) == 0
+    split = [float(x) for x in capsys.readouterr().out.split()]
+    assert split[1] == pytest.approx(whole[1])  # one sentence: the same either way
+    assert split[0] > whole[0]
