@@ -59,7 +59,7 @@ def score():
     scores = scorer.score_texts(sentences, with_features=want)
     items = []
     for i, s in enumerate(scores):
-        item: dict[str, Any] = {"index": i, "fluency": s.score, "sentences": s.n_sentences}
+        item: dict[str, Any] = {"index": i, "fluency": s.score}
         if want:
             item["features"] = s.features
         items.append(item)

@@ -85,25 +85,16 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "type": "array",
                     "items": {
                         "type": "object",
-                        "required": ["index", "fluency", "sentences"],
+                        "required": ["index", "fluency"],
                         "additionalProperties": False,
                         "properties": {
                             "index": {"type": "integer", "minimum": 0},
                             "fluency": {
                                 "type": "number",
-                                "description": "SVM signed distance; > 0: the side of real "
-                                "text. A text of several sentences: the token-weighted mean of "
-                                "its sentences' scores",
-                            },
-                            "sentences": {
-                                "type": "integer",
-                                "minimum": 1,
-                                "description": "sentences the text was split into, at its own "
-                                "sentence-final punctuation",
+                                "description": "SVM signed distance; > 0: the side of real text",
                             },
                             "features": {
                                 "type": "object",
-                                "description": "token-weighted means over the sentences",
                                 "additionalProperties": {"type": "number"},
                             },
                         },
