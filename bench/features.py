@@ -78,8 +78,12 @@ def speed(texts: list[str], jobs: int, batches: tuple[int, ...] = (32, 128)) -> 
         rate = warm_rate(texts, names, jobs, batch)
         label = f"all, parsing included, {jobs} processes, warm, {batch}/batch"
         print(f"{label:44s} {rate:7.0f}   {rate / base:.2f}")
-    print("cold: what `fluency train` / `fluency features` see (batches of 128), worker start-up and")
-    print("loading every component included; warm: the same workers, loaded before the clock starts.")
+    print(
+        "cold: what `fluency train` / `fluency features` see (batches of 128), worker start-up and"
+    )
+    print(
+        "loading every component included; warm: the same workers, loaded before the clock starts."
+    )
     print("Batch: sentences a worker parses and extracts together (spaCy and benepar batch them):")
     print("32 is a server's request, 128 `fluency train`, 512 `fluency score`.")
 

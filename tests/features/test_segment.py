@@ -11,13 +11,22 @@ from features.segment import segment, split_sentences
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("The bank said profit rose. It expects more.", ["The bank said profit rose.", "It expects more."]),
+        (
+            "The bank said profit rose. It expects more.",
+            ["The bank said profit rose.", "It expects more."],
+        ),
         ("Is it? Yes! Surely.", ["Is it?", "Yes!", "Surely."]),
         # Abbreviations and initials are tokens of their own: no split inside them.
-        ("Mr. Smith went to the U.S. in 1990. He stayed.", ["Mr. Smith went to the U.S. in 1990.", "He stayed."]),
+        (
+            "Mr. Smith went to the U.S. in 1990. He stayed.",
+            ["Mr. Smith went to the U.S. in 1990.", "He stayed."],
+        ),
         ("1950 da is carl a. wirtanen.", ["1950 da is carl a. wirtanen."]),
         # WebNLG-style lower-cased, tokenised output.
-        ("the club is in rome . it was founded in 1900 .", ["the club is in rome .", "it was founded in 1900 ."]),
+        (
+            "the club is in rome . it was founded in 1900 .",
+            ["the club is in rome .", "it was founded in 1900 ."],
+        ),
         ("No punctuation at all", ["No punctuation at all"]),
         # Pieces with no word join a neighbour instead of becoming sentences of their own.
         ("It fell. . .", ["It fell. . ."]),
@@ -43,7 +52,9 @@ def test_odd_input_is_one_sentence_never_nothing():
 
 
 def test_segmentation_shares_sentences_and_weights_by_tokens():
-    seg = segment(["Prices rose sharply. Sales fell.", "Sales fell.", "Prices rose sharply. Sales fell."])
+    seg = segment(
+        ["Prices rose sharply. Sales fell.", "Sales fell.", "Prices rose sharply. Sales fell."]
+    )
     assert seg.sentences == ["Prices rose sharply.", "Sales fell."]
     assert [list(i) for i in seg.index] == [[0, 1], [1], [0, 1]]
     np.testing.assert_allclose(seg.weights[0], [4 / 7, 3 / 7])

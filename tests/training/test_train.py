@@ -241,7 +241,7 @@ def test_a_model_refuses_an_artefact_it_was_not_trained_with(tmp_path):
     assert card["resources"]["benepar_sha256"]  # the default model reads our parser
     card["resources"]["benepar_sha256"] = "0" * 64
     (models / "copy" / "card.json").write_text(json.dumps(card))
-    with pytest.raises(ModelLoadError, match="trained with another benepar/parser.pt"):
+    with pytest.raises(ModelLoadError, match=r"trained with another benepar/parser\.pt"):
         load_scorer("copy", models_dir=models)
 
 
