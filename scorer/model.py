@@ -41,6 +41,7 @@ __all__ = [
     "feature_set_version",
     "load_model",
     "save_model",
+    "sha256_file",
 ]
 
 logger = logging.getLogger(__name__)
@@ -189,7 +190,7 @@ def build_model(
     )
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -217,7 +218,7 @@ def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> 
             "numpy": np.__version__,
             "spacy": spacy.__version__,
         },
-        "model_sha256": _sha256(out / MODEL_FILE),
+        "model_sha256": sha256_file(out / MODEL_FILE),
     }
     (out / CARD_FILE).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
     return out
@@ -251,7 +252,7 @@ def load_model(path: str | Path, models_dir: str | Path) -> tuple[Pipeline, dict
         raise ModelLoadError(f"{card_path} is not a readable JSON model card: {exc}") from exc
     if not isinstance(card, dict) or "model_sha256" not in card or "features" not in card:
         raise ModelLoadError(f"{card_path} lacks model_sha256/features; retrain or repair it")
-    digest = _sha256(model_path)
+    digest = sha256_file(model_path)
     if digest != card["model_sha256"]:
         raise ModelLoadError(
             f"{model_path} has SHA-256 {digest[:12]}..., its card says "

@@ -15,7 +15,7 @@ from features.resources import MODELS_DIR, Resources
 from features.segment import segment
 from features.sentence import Sentence
 from scorer.errors import InputError, ModelLoadError
-from scorer.model import _sha256, load_model
+from scorer.model import load_model, sha256_file
 
 __all__ = [
     "FeatureCache",
@@ -221,12 +221,13 @@ def load_scorer(
             if (base / res[key]).is_file():
                 found = base / res[key]
                 recorded = res.get(f"{key}_sha256")
-                if recorded and _sha256(found) != recorded:
+                actual = sha256_file(found) if recorded else ""
+                if recorded and actual != recorded:
                     # Same feature names, other values: a model must not silently read
                     # features from an artefact it was not trained with.
                     raise ModelLoadError(
                         f"model {path} was trained with another {res[key]} ({key}: SHA-256 "
-                        f"{recorded[:12]}..., the file now is {_sha256(found)[:12]}...): "
+                        f"{recorded[:12]}..., the file now is {actual[:12]}...): "
                         "retrain the model (fluency train) or restore that file"
                     )
                 return found

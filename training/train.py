@@ -410,7 +410,7 @@ def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, 
     with their SHA-256, so `load_scorer` gives the model the very files it was trained with."""
     from features.constituency import DEFAULT_PATH as BENEPAR
     from features.lm import DEFAULT_LM, UNIGRAM_FILE
-    from scorer.model import _sha256
+    from scorer.model import sha256_file
 
     lm = Path(resources.lm_path or DEFAULT_LM)
     wanted = {
@@ -424,7 +424,7 @@ def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, 
                 out[key] = str(path.resolve().relative_to(MODELS_DIR.resolve()))
             except ValueError:
                 out[key] = str(path.resolve())
-            out[f"{key}_sha256"] = _sha256(path)
+            out[f"{key}_sha256"] = sha256_file(path)
     return out
 
 
