@@ -5,11 +5,12 @@ Link Grammar either connects every word of a sentence with links its dictionary 
 linkages it finds and how many of those survive post-processing, and what the best one costs are
 the fluency signals: a fluent sentence parses whole, cheaply, with many valid linkages.
 
-Each sentence is parsed twice at most: first with no null words allowed; only if that finds no
-linkage, again allowing up to 3 nulls (as the LG command-line parser does, but capped: see
-`_MAX_NULLS`). Both parses are bounded by Link Grammar's own `max_parse_time` and `linkage_limit`
-(from `Resources`); a timeout becomes the `timeout` flag with the "nothing linked" values, never
-an exception or a hang.
+Each sentence is parsed once, with null counts 0, 1, ... up to 3 (`_MAX_NULLS`): Link Grammar
+tries no null words first and allows more only while nothing links, as its command-line parser
+does, but capped. That one call gives exactly what a strict parse followed by a parse with 1 to 3
+nulls gives, a little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by Link Grammar's own
+`max_parse_time` and `linkage_limit` (from `Resources`); a timeout becomes the `timeout` flag
+with the "nothing linked" values, never an exception or a hang.
 
 Input: the Sentence's tokens joined with single spaces (Link Grammar re-tokenises them; keeping
 spaCy's tokens means every extractor sees the same words). Only the first `MAX_WORDS` tokens are
@@ -50,6 +51,11 @@ _MAX_NULLS = 3
 # (all three sets 16.8 -> 13.0), full parses of real text the same (0.710), and the null
 # ratio separates better: AUC real-vs-swap 0.653 -> 0.664, real-vs-shuffled 0.967 -> 0.970.
 _SHORT_LENGTH = 6
+# Session 5: one call with null counts 0..3 instead of a no-null call and then, when that found
+# nothing, a second call with 1..3 on the same Sentence. Link Grammar does the same search
+# either way: on 300 Reuters test sentences of 15-25 words (1 process) null counts, linkages
+# found and valid linkages were identical for all 300, and the time 11.23 -> 10.73 ms a sentence
+# (/tmp script; `tests/features/test_linkgrammar.py` checks the identity on shuffled text).
 # v2: `Resources.linkgrammar_max_linkages` is 100 (v1: 1000). Link Grammar post-processes up to
 # that many linkages per parse (a random sample when it counts more), and that step was two
 # thirds of its time. Measured on 200 Reuters test sentences of 15-25 words, the same sentences
@@ -76,8 +82,7 @@ class _Parser:
     """The English dictionary and the two option sets, built once per process."""
 
     dictionary: Any
-    strict: Any  # ParseOptions: no null words
-    lenient: Any  # ParseOptions: null words allowed
+    options: Any  # ParseOptions: null words 0 to _MAX_NULLS, fewest first
 
 
 def _route_messages(errinfo, _data) -> None:
@@ -103,17 +108,15 @@ def _load(resources) -> _Parser:
     seconds = max(0, math.ceil(resources.linkgrammar_timeout_s))
     limit = int(resources.linkgrammar_max_linkages)
 
-    def options(max_nulls: int):
-        return lg.ParseOptions(
-            verbosity=0,
-            min_null_count=0 if max_nulls == 0 else 1,
-            max_null_count=max_nulls,
-            linkage_limit=limit,
-            max_parse_time=seconds,
-            short_length=_SHORT_LENGTH,
-        )
-
-    return _Parser(dictionary, options(0), options(_MAX_NULLS))
+    options = lg.ParseOptions(
+        verbosity=0,
+        min_null_count=0,
+        max_null_count=_MAX_NULLS,
+        linkage_limit=limit,
+        max_parse_time=seconds,
+        short_length=_SHORT_LENGTH,
+    )
+    return _Parser(dictionary, options)
 
 
 def _clean(sentence: Sentence) -> list[str]:
@@ -140,18 +143,15 @@ def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
     words = _clean(sentence)
     if not words:
         return _empty(0)
-    lg_sentence = lg.Sentence(" ".join(words), parser.dictionary, parser.strict)
+    options = parser.options
+    lg_sentence = lg.Sentence(" ".join(words), parser.dictionary, options)
     if lg_sentence.split() < 0:  # the tokenizer refused the text
         return _empty(len(words))
     timeout = False
-    options = parser.strict
-    for options in (parser.strict, parser.lenient):
-        try:
-            lg_sentence.parse(options)
-        except lg.LG_TimerExhausted:
-            timeout = True
-        if clg.sentence_num_valid_linkages(lg_sentence._obj) > 0 or timeout:
-            break
+    try:
+        lg_sentence.parse(options)
+    except lg.LG_TimerExhausted:
+        timeout = True
     handle = lg_sentence._obj
     n_valid = clg.sentence_num_valid_linkages(handle)
     n_found = clg.sentence_num_linkages_found(handle)
@@ -162,11 +162,11 @@ def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
         out["many_nulls"] = 1.0
     if n_valid == 0:
         return out
-    n_nulls = min(lg_sentence.null_count(), len(words))  # 0 in the strict pass
+    n_nulls = min(lg_sentence.null_count(), len(words))
     out["null_ratio"] = n_nulls / len(words)
     best = lg.Linkage(0, lg_sentence, options._obj)  # linkages come sorted, cheapest first
     out.update(
-        full_parse=float(options is parser.strict and n_nulls == 0),
+        full_parse=float(n_nulls == 0),
         log_linkages_found=math.log1p(max(n_found, 0)),
         log_valid_linkages=math.log1p(n_valid),
         valid_ratio=n_valid / n_processed if n_processed else 0.0,

@@ -85,3 +85,45 @@ def test_bad_inputs_give_finite_values():
     assert all(math.isfinite(v) for row in rows for v in row.values())
     assert rows[0]["null_ratio"] == 0.0 and rows[0]["full_parse"] == 0.0
     assert rows[2]["null_ratio"] == 1.0  # a lone article links to nothing
+
+
+def test_one_parse_call_finds_what_a_strict_then_null_parse_finds():
+    # parse_one asks once for 0..3 nulls; Link Grammar must find the same null count and the same
+    # linkage counts as the two calls it replaced (no nulls; then, if nothing linked, 1..3).
+    import linkgrammar as lg
+
+    from features.linkgrammar import _MAX_NULLS, _SHORT_LENGTH, _clean, _load
+
+    parser = Resources().get("linkgrammar", _load)
+    clg = lg.Clinkgrammar
+    texts = list(GRAMMATICAL) + [shuffled(t, i) for i, t in enumerate(GRAMMATICAL)]
+    texts += ["This is a a test .", "the the of of and"]
+    needed_nulls = 0
+    for text in texts:
+        words = " ".join(_clean(sentence(text)))
+        one = lg.Sentence(words, parser.dictionary, parser.options)
+        one.split()
+        one.parse(parser.options)
+        two = lg.Sentence(words, parser.dictionary, parser.options)
+        two.split()
+        for low, high in ((0, 0), (1, _MAX_NULLS)):
+            opts = lg.ParseOptions(
+                min_null_count=low,
+                max_null_count=high,
+                linkage_limit=parser.options.linkage_limit,
+                short_length=_SHORT_LENGTH,
+            )
+            two.parse(opts)
+            if clg.sentence_num_valid_linkages(two._obj) > 0:
+                break
+        counts = [
+            (
+                s.null_count(),
+                clg.sentence_num_linkages_found(s._obj),
+                clg.sentence_num_valid_linkages(s._obj),
+            )
+            for s in (one, two)
+        ]
+        assert counts[0] == counts[1], text
+        needed_nulls += counts[0][0] > 0
+    assert needed_nulls >= 4  # the second call really happened for several texts
