@@ -38,7 +38,7 @@ __all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_token
 
 ERROR_KINDS = ("swap", "drop", "duplicate", "inflection")
 # Every kind inject_error knows; ERROR_KINDS is what `fluency train` uses unless told otherwise.
-ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb", "noise")
+ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb", "noise", "fragment")
 # What "noise" puts in place of words: symbols, emoji, digits, other scripts, markup debris.
 _NOISE = (
     "★",
@@ -283,6 +283,13 @@ def inject_error(
             toks.pop()
         toks[-1] = toks[-1].rstrip()
         toks.append(".")
+    elif kind == "fragment":
+        if len(words) < 2:
+            return None
+        size = rng.randint(1, min(4, len(words) - 1))
+        start = rng.randrange(len(words) - size + 1)
+        toks = toks[words[start] : words[start + size - 1] + 1]
+        toks[-1] = toks[-1].rstrip()
     elif kind == "drop_verb":
         if tags is None or deps is None:
             raise InputError("a drop_verb error needs the sentence's tags and dependency labels")

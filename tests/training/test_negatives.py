@@ -94,3 +94,31 @@ def test_lowercase_share_lowers_every_kind_alike():
     share = Counter(changed)
     assert 0.3 < share["real"] / kinds.count("real") < 0.7  # real and generated alike
     assert 0.3 < (len(changed) - share["real"]) / (len(kinds) - kinds.count("real")) < 0.7
+
+
+def test_fragment_keeps_one_to_four_consecutive_words_and_no_full_stop():
+    # A generator that emits a stub ("null", "carl a. wirtanen discoverer"): a run of 1-4 words
+    # of the sentence, nothing else, no final punctuation.
+    tokens = _tokens(TEXT)
+    original = TEXT.rstrip(".").split()
+    sizes = set()
+    for seed in range(30):
+        out = inject_error(tokens, "fragment", random.Random(seed))
+        words = out.split()
+        assert 1 <= len(words) <= 4 and out == out.strip() and not out.endswith(".")
+        starts = [i for i in range(len(original)) if original[i : i + len(words)] == words]
+        assert starts, out
+        sizes.add(len(words))
+    assert sizes == {1, 2, 3, 4}
+    assert inject_error(_tokens("Yes."), "fragment", random.Random(0)) is None
+
+
+def test_binary_levels_tie_every_generated_kind_below_real():
+    from training.train import level
+
+    kinds = ["l=1", "l=8", "swap", "noise", "fragment"]
+    assert {level(k, "binary") for k in kinds} == {0.0}
+    assert level("real", "binary") > 0
+    assert level("l=1", "graded") < level("l=8", "graded")  # graded still orders them
+    with pytest.raises(ValueError, match="levels"):
+        level("real", "ordinal")

@@ -272,3 +272,34 @@ def test_score_command_by_sentence(trained, tmp_path, monkeypatch, capsys):
     split = [float(x) for x in capsys.readouterr().out.split()]
     assert split[1] == pytest.approx(whole[1])  # one sentence: the same either way
     assert split[0] > whole[0]
+
+
+def test_passages_join_only_sentences_that_followed_each_other(tmp_path):
+    """`read_corpus(passage_share=...)` keeps about that share of items as 2-3 sentences that
+    were adjacent in one paragraph; a filtered-out sentence breaks a run; 0 changes nothing."""
+    from training.corpus import read_corpus
+
+    paragraphs = []
+    for p in range(150):
+        sents = [f"Paragraph {p} has sentence number {k} in it." for k in range(4)]
+        sents[2] = "Too short."  # dropped by min_tokens=5: 1 and 3 must never be joined
+        paragraphs.append(" ".join(sents))
+    path = tmp_path / "paras.txt"
+    path.write_text("\n".join(paragraphs) + "\n")
+    plain = read_corpus([str(path)], progress=False, seed=4)
+    joined = read_corpus([str(path)], progress=False, seed=4, passage_share=0.4)
+    assert all("sentence number 2" not in t for t in plain.texts())
+    assert sorted(plain.texts()) == sorted(read_corpus([str(path)], progress=False).texts())
+    multi = [t for t in joined.texts() if t.count(".") > 1]
+    # A run may start at sentence 0 (chance 0.4) only: 150 * 0.4 = 60 of about 390 items.
+    assert 0.08 < len(multi) / len(joined.texts()) < 0.25
+    for text in multi:
+        assert text.count(".") == 2 and "number 0 in it. Paragraph" in text  # only 0+1 adjoin
+        para = text.split()[1]
+        assert text == f"Paragraph {para} has sentence number 0 in it. " + (
+            f"Paragraph {para} has sentence number 1 in it."
+        )
+    # every sentence is still there once, whole or inside its passage
+    assert sum(t.count(".") for t in joined.texts()) == len(plain.texts())
+    with pytest.raises(Exception, match="passage share"):
+        read_corpus([str(path)], progress=False, passage_share=1.5)
