@@ -122,3 +122,26 @@ def test_binary_levels_tie_every_generated_kind_below_real():
     assert level("l=1", "graded") < level("l=8", "graded")  # graded still orders them
     with pytest.raises(ValueError, match="levels"):
         level("real", "ordinal")
+
+
+def test_repeat_says_a_run_of_words_twice_in_a_row():
+    tokens = _tokens(TEXT)
+    original = TEXT.replace(".", " .").split()  # the full stop apart, as a token
+    sizes = set()
+    for seed in range(40):
+        out = inject_error(tokens, "repeat", random.Random(seed))
+        assert out.endswith("Thursday.") and out.count(".") == 1
+        words = out.replace(".", " .").split()
+        size = len(words) - len(original)
+        assert 2 <= size <= 6
+        # removing one copy of the repeated run gives the sentence back
+        runs = [
+            i
+            for i in range(len(original))
+            if words[i : i + size] == words[i + size : i + 2 * size]
+            and words[: i + size] + words[i + 2 * size :] == original
+        ]
+        assert runs, words
+        sizes.add(size)
+    assert len(sizes) >= 4
+    assert inject_error(_tokens("Yes, no."), "repeat", random.Random(0)) is None
