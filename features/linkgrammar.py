@@ -7,10 +7,10 @@ the fluency signals: a fluent sentence parses whole, cheaply, with many valid li
 
 Each sentence is parsed once, with null counts 0, 1, ... up to 3 (`_MAX_NULLS`): Link Grammar
 tries no null words first and allows more only while nothing links, as its command-line parser
-does, but capped. That one call gives exactly what a strict parse followed by a parse with 1 to 3
-nulls gives, a little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by Link Grammar's own
-`max_parse_time` and `linkage_limit` (from `Resources`); a timeout becomes the `timeout` flag
-with the "nothing linked" values, never an exception or a hang.
+does, but capped. That one call gives exactly what a strict parse followed by a parse with 1 to
+3 nulls gives, a little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by
+Link Grammar's own `max_parse_time` and `linkage_limit` (from `Resources`); a timeout becomes
+the `timeout` flag with the "nothing linked" values, never an exception or a hang.
 
 Input: the Sentence's tokens joined with single spaces (Link Grammar re-tokenises them; keeping
 spaCy's tokens means every extractor sees the same words). Only the first `MAX_WORDS` tokens are
