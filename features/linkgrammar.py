@@ -5,10 +5,10 @@ Link Grammar either connects every word of a sentence with links its dictionary 
 linkages it finds and how many of those survive post-processing, and what the best one costs are
 the fluency signals: a fluent sentence parses whole, cheaply, with many valid linkages.
 
-Each sentence is parsed once, with null counts 0, 1, ... up to 3 (`_MAX_NULLS`): Link Grammar
-tries no null words first and allows more only while nothing links, as its command-line parser
-does, but capped. That one call gives exactly what a strict parse followed by a parse with 1 to
-3 nulls gives, a little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by
+Each sentence is parsed once, with null counts 0 then 1 (`_MAX_NULLS`): Link Grammar tries no
+null words first and allows one only when nothing links, as its command-line parser does, but
+capped. That one call gives exactly what a strict parse followed by a parse with a null gives, a
+little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by
 Link Grammar's own `max_parse_time` and `linkage_limit` (from `Resources`); a timeout becomes
 the `timeout` flag with the "nothing linked" values, never an exception or a hang.
 
@@ -41,8 +41,8 @@ MAX_WORDS = 60  # tokens parsed per sentence; the rest are ignored (see the modu
 # last; past a few nulls a sentence is plainly broken and the search only burns time. Measured on
 # 80 shuffled Reuters test sentences (1 s limit, short_length 8): any number of nulls 6.3
 # sentences/s with 6% timeouts, at most 6 nulls 11/s, at most 3 nulls 26/s with none. Past the
-# cap, `many_nulls` says so.
-_MAX_NULLS = 3
+# cap, `many_nulls` says so. v1-v3: 3; v4: 1 (see the v4 note below).
+_MAX_NULLS = 1
 # Link Grammar's limit on the length of "short" links (the CLI default is 16). v1/v2: 8, which made
 # shuffled text 1.5x faster to parse (4.1 -> 6.3 sentences/s, 80 sentences); on 500 real Reuters
 # test sentences, full parses went from 76.0% to 74.6%. v3: 6. Measured on 200 Reuters test
@@ -50,7 +50,8 @@ _MAX_NULLS = 3
 # limit 100, up to 3 nulls; /tmp script in session 4): real text 12.95 -> 10.53 ms a sentence
 # (all three sets 16.8 -> 13.0), full parses of real text the same (0.710), and the null
 # ratio separates better: AUC real-vs-swap 0.653 -> 0.664, real-vs-shuffled 0.967 -> 0.970.
-_SHORT_LENGTH = 6
+# v4: 4 (see the v4 note below).
+_SHORT_LENGTH = 4
 # Session 5: one call with null counts 0..3 instead of a no-null call and then, when that found
 # nothing, a second call with 1..3 on the same Sentence. Link Grammar does the same search
 # either way: on 300 Reuters test sentences of 15-25 words (1 process) null counts, linkages
@@ -63,6 +64,15 @@ _SHORT_LENGTH = 6
 # 1000 -> 100 took real text from 39.8 to 13.6 ms a sentence (swap 52.8 -> 16.6, shuffled
 # 43.4 -> 23.4), full parses stayed 0.81 / 0.48 / 0.01 and the null ratio's AUC real-vs-swap
 # 0.668 -> 0.666; at 10 full parses fell to 0.77 (the valid linkage is not always sampled).
+# v4 (session 6), for the speed target: linkage limit 30 (`Resources`), short links of at most 4
+# words, at most 1 null. Measured on 300 Reuters test sentences of 15-25 words, the same with one
+# adjacent swap and shuffled (one process; `build/exp/lgopts.py`, not shipped), v3 -> v4: real
+# text 9.26 -> 5.36 ms a sentence (swap 9.89 -> 5.62, shuffled 12.32 -> 4.42); full parses of real
+# text 0.707 -> 0.653, of swapped 0.433 -> 0.377 (the same gap); AUC real-vs-swap of null_ratio
+# 0.642 both, of log_valid_linkages 0.518 -> 0.556; real-vs-shuffled null_ratio 0.968 -> 0.927
+# but log_valid_linkages, valid_ratio, disjunct_cost, link_cost 0.65-0.77 -> 0.88-0.90 (the
+# "nothing linked" coding now covers most shuffles). Short length 3 lost more full parses (0.557)
+# and separated worse; linkage limits 20 and 50 changed little.
 
 NAMES = (
     "null_ratio",
@@ -176,16 +186,16 @@ def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
     return out
 
 
-@feature("linkgrammar.v3", names=NAMES, requires=("linkgrammar",))
+@feature("linkgrammar.v4", names=NAMES, requires=("linkgrammar",))
 def linkgrammar_features(sentences: Sequence[Sentence], resources) -> list[dict[str, float]]:
     """Link Grammar parse of each sentence's first 60 tokens (`words` = those tokens).
 
     - null_ratio: words skipped to get any linkage / words; 0 (parses whole) to 1; higher is less
-      fluent. At most 3 nulls are searched for: when more are needed it is the lower bound
-      4 / words and many_nulls is 1; when nothing linked before the timeout, 1.
+      fluent. At most 1 null is searched for: when more are needed it is the lower bound
+      2 / words and many_nulls is 1; when nothing linked before the timeout, 1.
     - full_parse: 1 if a linkage with no null words exists, else 0; higher is more fluent.
     - log_linkages_found: log(1 + linkages the parser counted) in the final pass (the no-null
-      pass if it linked, else the pass with nulls); more readings of the same words, often longer
+      pass if it linked, else the pass with a null); more readings of the same words, often longer
       and more ambiguous sentences. 0 when nothing linked.
     - log_valid_linkages: log(1 + linkages without post-processing violations), among the
       `linkage_limit` post-processed; 0 when nothing linked.
@@ -195,7 +205,7 @@ def linkgrammar_features(sentences: Sequence[Sentence], resources) -> list[dict[
       word uses) and link cost (total link length) per word; lower is more fluent; 0 when nothing
       linked: with the many_nulls and timeout flags that is missing-value coding (zero plus an
       indicator), which lets a linear model learn its own value for "no linkage".
-    - many_nulls: 1 if no linkage skips 3 words or fewer, else 0; higher is less fluent.
+    - many_nulls: 1 if no linkage skips at most 1 word, else 0; higher is less fluent.
     - timeout: 1 if a pass hit `max_parse_time` (the other values are then partial), else 0.
     """
     parser = resources.get("linkgrammar", _load)

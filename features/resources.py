@@ -24,7 +24,7 @@ class Resources:
     unigram_path: Path | None = None  # unigram log10 probabilities for SLOR
     benepar_path: Path | None = None  # our benepar checkpoint
     linkgrammar_timeout_s: float = 2.0
-    linkgrammar_max_linkages: int = 100  # see features/linkgrammar.py (v2)
+    linkgrammar_max_linkages: int = 30  # see features/linkgrammar.py (v2, v4)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, loader) -> Any:
