@@ -315,7 +315,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--feature-cache",
         help="folder for extracted features, keyed by the texts, extractors and artefacts: "
-        "a second run on the same data (another --objective) skips extraction",
+        "a second run on the same data (another --objective) skips extraction. Texts are then "
+        "batched differently, and benepar's padded batches differ in the last float digits: "
+        "the model is equivalent but its model_sha256 is not the uncached run's",
     )
     ap.add_argument(
         "--kernels",
