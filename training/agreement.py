@@ -5,6 +5,8 @@
   their standard deviation, then average the judges of an item.
 - `per_group_kendall` and `pairwise_accuracy`: agreement on the outputs that compete for one
   input (a `group`), which is what a reranker needs, free of between-input difficulty.
+- `spearman_difference`: is metric A's agreement really higher than metric B's on the same
+  outputs? A paired bootstrap of the difference of their Spearman coefficients.
 - `selection_ratios` and `preference_tests`: Foster (2008, sections 3.4 and 5) for forced-choice
   preference studies.
 """
@@ -25,6 +27,7 @@ from scorer.errors import InputError
 
 __all__ = [
     "Correlation",
+    "CorrelationDifference",
     "GroupKendall",
     "agreement_report",
     "correlations",
@@ -32,6 +35,7 @@ __all__ = [
     "per_group_kendall",
     "preference_tests",
     "selection_ratios",
+    "spearman_difference",
     "z_normalise",
 ]
 
@@ -104,6 +108,82 @@ def correlations(
         )
     )
     return out
+
+
+@dataclass(frozen=True)
+class CorrelationDifference:
+    """Spearman(a, human) - Spearman(b, human) with a paired-bootstrap percentile interval.
+    `p_not_greater`: share of resamples where a did not agree better than b (a one-sided
+    bootstrap p-value for "a beats b")."""
+
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_not_greater: float
+    n: int
+    n_resamples: int
+    confidence: float
+
+
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman of each row of x with the same row of y: Pearson of the (average) ranks."""
+    rx, ry = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    denom = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=1) / denom  # NaN where a resample is constant
+
+
+def spearman_difference(
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    human: Sequence[float],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 12345,
+) -> CorrelationDifference:
+    """Paired bootstrap (Efron & Tibshirani 1993) of Spearman(a, h) - Spearman(b, h): the same
+    outputs are resampled for both metrics, so what they share cancels (the two correlations are
+    dependent: same people, same outputs). Outputs are resampled independently; where several
+    outputs share an input the interval is somewhat too narrow.
+
+    Our own rather than `scipy.stats.bootstrap(paired=True)`: that calls `spearmanr` once per
+    resample (20 s for the 35 columns of `compare-models` on 2,000 outputs); ranking whole
+    blocks of resamples at once (`rankdata(axis=1)`) gives the same statistic in under a second.
+    """
+    a, h = _pair(metric_a, human)
+    b, _ = _pair(metric_b, human)
+    if a.shape != b.shape:
+        raise InputError(f"{a.size} scores for one metric but {b.size} for the other")
+    if a.size < 5:
+        raise InputError(f"a correlation difference needs at least 5 scored outputs; got {a.size}")
+    if not 0 < confidence < 1:
+        raise InputError(f"confidence must lie in (0, 1); got {confidence}")
+    if n_resamples < 100:
+        raise InputError(f"use at least 100 resamples; got {n_resamples}")
+    observed = float(stats.spearmanr(a, h).statistic - stats.spearmanr(b, h).statistic)
+    rng = np.random.default_rng(seed)
+    n, block = a.size, max(1, min(n_resamples, 2_000_000 // a.size))  # bounded memory
+    diffs = []
+    for start in range(0, n_resamples, block):
+        idx = rng.integers(0, n, size=(min(block, n_resamples - start), n))
+        hh = h[idx]
+        diffs.append(_row_spearman(a[idx], hh) - _row_spearman(b[idx], hh))
+    d = np.concatenate(diffs)
+    d = d[np.isfinite(d)]
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(d, [tail, 1 - tail]) if d.size else (math.nan, math.nan)
+    return CorrelationDifference(
+        observed,
+        float(low),
+        float(high),
+        float(np.mean(d <= 0)) if d.size else math.nan,
+        n,
+        int(d.size),
+        confidence,
+    )
 
 
 def z_normalise(ratings: Sequence[Mapping[str, float]]) -> list[float]:

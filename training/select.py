@@ -4,7 +4,12 @@
 extracts every feature once per distinct set of artefacts (models that read the same language
 model share one extraction), in parallel worker processes, then applies each model's SVM to the
 rows. It prints, per judgement file, each model's agreement (`training.agreement`) and, with
-`--single-features`, every single feature's, as in Mutton et al. (2007) Table 5.
+`--single-features`, every single feature's, as in Mutton et al. (2007) Table 5. With
+`--paired-bootstrap N` (default 1000; 0 turns it off) every other row also gets the first
+model's Spearman minus its own, with a paired-bootstrap 95% interval and the share of resamples
+where the first model did not agree better (`training.agreement.spearman_difference`): whether
+the model "beats" a feature is then a statement with an interval, not a comparison of two
+point estimates.
 """
 
 from __future__ import annotations
@@ -40,11 +45,15 @@ def compare_models(
     single_features: bool = False,
     n_jobs: int = 2,
     by_sentence: bool = False,
+    paired_bootstrap: int = 0,
 ) -> dict[str, dict]:
-    """{model name or feature column: agreement_report(...)} over `texts`."""
+    """{model name or feature column: agreement_report(...)} over `texts`. With
+    `paired_bootstrap` resamples, every report but the first model's also holds `first_minus`:
+    that model's Spearman minus this column's, with its paired-bootstrap interval."""
     from training.agreement import agreement_report  # SciPy: only when a command runs
 
     out: dict[str, dict] = {}
+    series: dict[str, np.ndarray] = {}  # what each row scored, for the paired differences
     # Scored as FluencyScorer scores: whole, or (by_sentence) sentence by sentence with a text's
     # value their token-weighted mean; single features are folded the same way as the model.
     seg = segment(texts, by_sentence=by_sentence)
@@ -57,13 +66,28 @@ def compare_models(
         for s in members:
             scores = seg.mean(s.pipeline[1:].decision_function(rows))
             out[s.name] = agreement_report(scores, human, groups)
+            series[s.name] = np.asarray(scores, dtype=float)
         if single_features:
             rows = seg.mean_rows(rows)
             for column in rows[0]:
                 values = np.array([r[column] for r in rows])
                 if column not in out and np.ptp(values) > 0:
                     out[column] = agreement_report(values, human, groups)
+                    series[column] = values
+    if paired_bootstrap and scorers:
+        _add_differences(out, series, human, scorers[0].name, paired_bootstrap)
     return out
+
+
+def _add_differences(out, series, human, first: str, n_resamples: int) -> None:
+    from dataclasses import asdict
+
+    from training.agreement import spearman_difference
+
+    for name, column in series.items():
+        if name != first:
+            diff = spearman_difference(series[first], column, human, n_resamples=n_resamples)
+            out[name]["first_minus"] = asdict(diff) | {"first": first}
 
 
 def cmd_compare_models(args, config) -> int:
@@ -81,18 +105,31 @@ def cmd_compare_models(args, config) -> int:
             single_features=args.single_features,
             n_jobs=args.jobs,
             by_sentence=args.by_sentence,
+            paired_bootstrap=args.paired_bootstrap,
         )
         if args.format == "json":
             print(json.dumps({"judgements": path, "field": field, "results": table}))
             continue
         print(f"\n{path}: {field}, n = {len(judgements)} (human reference texts left out)")
-        print(f"{'column':40s} pearson  spearman [95% CI]        kendall  group-kendall  pairwise")
+        first = scorers[0].name
+        extra = f"  {first} - this [95% CI], p" if args.paired_bootstrap else ""
+        print(
+            f"{'column':40s} pearson  spearman [95% CI]        kendall  group-kendall  pairwise"
+            + extra
+        )
         for name, r in sorted(table.items(), key=lambda kv: -kv[1]["spearman"]):
+            d = r.get("first_minus")
+            diff = (
+                f"  {d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}], "
+                f"{d['p_not_greater']:.3f}"
+                if d
+                else ""
+            )
             print(
                 f"{name:40s} {r['pearson']:7.3f}  {r['spearman']:7.3f} "
                 f"[{r['spearman_ci_low']:6.3f}, {r['spearman_ci_high']:6.3f}]  "
                 f"{r['kendall']:7.3f}  {r.get('group_kendall', float('nan')):13.3f}  "
-                f"{r.get('pairwise_accuracy', float('nan')):8.3f}"
+                f"{r.get('pairwise_accuracy', float('nan')):8.3f}" + diff
             )
     return 0
 
@@ -117,6 +154,14 @@ def add_commands(sub) -> None:
         action="store_true",
         help="split texts at sentence-final punctuation and average sentence scores by tokens "
         "(default: each text whole, as the scorer does)",
+    )
+    ap.add_argument(
+        "--paired-bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="resamples for the first model's Spearman minus each other row's, with a paired "
+        "bootstrap interval (default 1000; 0: off)",
     )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--format", choices=("table", "json"), default="table")

@@ -102,3 +102,64 @@ def test_selection_ratio_is_chosen_over_offered():
     assert selection_ratios(trials) == {"x": 2 / 3, "y": 1 / 3, "z": 1 / 2}
     with pytest.raises(InputError, match="not offered"):
         selection_ratios([(("x", "y"), "q")])
+
+
+def test_spearman_difference_separates_a_better_metric_and_matches_the_point_estimates():
+    from scipy.stats import spearmanr
+
+    from training.agreement import spearman_difference
+
+    rng = np.random.default_rng(3)
+    human = rng.normal(size=300)
+    good = human + rng.normal(scale=0.5, size=300)
+    weak = human + rng.normal(scale=3.0, size=300)
+    d = spearman_difference(good, weak, human, n_resamples=500)
+    expected = spearmanr(good, human).statistic - spearmanr(weak, human).statistic
+    assert d.difference == pytest.approx(expected)
+    assert 0 < d.ci_low < d.difference < d.ci_high
+    assert d.p_not_greater < 0.01 and d.n == 300 and d.n_resamples == 500
+    reverse = spearman_difference(weak, good, human, n_resamples=500)
+    assert reverse.ci_high < 0 and reverse.p_not_greater > 0.99
+    # The same metric against itself: every resample's difference is exactly 0.
+    same = spearman_difference(good, good, human, n_resamples=200)
+    assert same.difference == 0 and same.ci_low == same.ci_high == 0
+    # Deterministic for a seed.
+    again = spearman_difference(good, weak, human, n_resamples=500)
+    assert (again.ci_low, again.ci_high) == (d.ci_low, d.ci_high)
+
+
+def test_row_spearman_is_scipys_spearman_on_each_resample_ties_included():
+    from scipy.stats import spearmanr
+
+    from training.agreement import _row_spearman
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, size=(6, 50)).astype(float)  # heavy ties, as a resample has
+    y = rng.integers(0, 7, size=(6, 50)).astype(float)
+    expected = [spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
+    assert _row_spearman(x, y) == pytest.approx(expected)
+
+
+def test_spearman_difference_of_two_equally_good_metrics_straddles_zero():
+    from training.agreement import spearman_difference
+
+    rng = np.random.default_rng(4)
+    human = rng.normal(size=400)
+    a = human + rng.normal(size=400)
+    b = human + rng.normal(size=400)
+    d = spearman_difference(a, b, human, n_resamples=1000)
+    assert d.ci_low < 0 < d.ci_high
+    assert 0.02 < d.p_not_greater < 0.98
+
+
+def test_spearman_difference_rejects_bad_input():
+    from training.agreement import spearman_difference
+
+    with pytest.raises(InputError, match="scores"):
+        spearman_difference([1, 2, 3, 4, 5], [1, 2, 3], [1, 2, 3, 4, 5])
+    with pytest.raises(InputError, match="at least 5"):
+        spearman_difference([1, 2], [2, 1], [1, 2])
+    with pytest.raises(InputError, match="resamples"):
+        spearman_difference(range(10), range(10), range(10), n_resamples=5)
+    with pytest.raises(InputError, match="finite"):
+        spearman_difference([1, 2, 3, 4, float("nan")], range(5), range(5))

@@ -180,6 +180,13 @@ def test_compare_models_reports_model_and_single_features(trained, tmp_path, mon
     assert result["small"]["spearman"] > 0.5
     assert result["small"]["pairwise_accuracy"] > 0.7
     assert "spacy.v1/logprob_mean" in result
+    # The model against each feature: a paired-bootstrap difference of Spearman coefficients.
+    assert "first_minus" not in result["small"]
+    diff = result["spacy.v1/logprob_mean"]["first_minus"]
+    assert diff["first"] == "small" and diff["n_resamples"] > 900
+    assert diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
+    expected = result["small"]["spearman"] - result["spacy.v1/logprob_mean"]["spearman"]
+    assert diff["difference"] == pytest.approx(expected)
 
 
 def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
