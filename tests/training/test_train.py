@@ -187,6 +187,13 @@ def test_compare_models_reports_model_and_single_features(trained, tmp_path, mon
     assert diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
     expected = result["small"]["spearman"] - result["spacy.v1/logprob_mean"]["spearman"]
     assert diff["difference"] == pytest.approx(expected)
+    # A "lower is better" feature is compared turned round: the model against |its Spearman|.
+    negative = [k for k, r in result.items() if r["spearman"] < -0.1]
+    assert negative, "shuffles must raise some feature (null ratio, extra roots)"
+    row = result[negative[0]]
+    assert row["first_minus"]["sign"] == -1.0
+    expected = result["small"]["spearman"] + row["spearman"]
+    assert row["first_minus"]["difference"] == pytest.approx(expected)
 
 
 def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
