@@ -23,7 +23,7 @@ BatchFunc = Callable[[Sequence[Sentence], "object"], list[dict[str, float]]]
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    name: str  # "surface.v1"
+    name: str  # "surface.v2"
     names: tuple[str, ...]  # what it yields, without the prefix: ("n_tokens", ...)
     func: BatchFunc  # (sentences, resources) -> one {name: value} per sentence
     requires: tuple[str, ...]  # resources it needs: "spacy", "linkgrammar", "lm", "benepar"

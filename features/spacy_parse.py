@@ -17,7 +17,7 @@ Each feature, its direction for fluent text, and its normalisation:
   sentences are not penalised for being long: moderate.
 - `root_is_verb`: the first root is a verb or auxiliary (fine tag VB*/MD): higher.
 - `logprob_sum`: the sum of the chosen moves' natural-log probabilities: higher (closer to 0).
-  Grows with length; the model has `surface.v1` lengths beside it.
+  Grows with length; the model has `surface.v2` lengths beside it.
 - `logprob_mean`: the same per move: higher.
 - `logprob_min`: the least sure move: higher.
 - `unsure_move_ratio`: moves the parser took with probability below 0.5, over moves: lower.

@@ -1,4 +1,14 @@
-"""Cheap surface signals. The model needs them to discount length in the other features."""
+"""Cheap surface signals. The model needs them to discount length in the other features.
+
+v2 (session 6) adds `junk_ratio`: symbols and emoji where words should be. Without it the model
+had never seen such text and extrapolated: "🙂 ★ ☃ ∑" scored 2.92, far above any real sentence
+(0.39 for "The company said profits rose."), since Link Grammar links the symbols as unknown
+words, spaCy parses them confidently and the language model's low probability was offset by
+the unigram term of SLOR. `non_alpha_ratio` cannot carry it: numbers and punctuation are also
+non-alphabetic, and raters of restaurant and hotel outputs favour them (Spearman 0.243 on SF
+hotels). With `junk_ratio` and the "garbage" negatives (`training/negatives.py`) the same text
+scores far below every real sentence.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +20,33 @@ from features.registry import feature
 from features.sentence import Sentence
 
 
+def _is_junk(token: str) -> bool:
+    """No letter or digit, and a symbol that is not ASCII and not a currency sign: emoji, "★",
+    "∑", "©". ASCII signs ("<", "+", "&") and currency ("$") stay text."""
+    if any(c.isalnum() for c in token):
+        return False
+    return any(
+        (cat := unicodedata.category(c)) in ("So", "Sk") or (cat == "Sm" and ord(c) > 127)
+        for c in token
+    )
+
+
 @feature(
-    "surface.v1",
-    names=("n_tokens", "log_n_tokens", "punct_ratio", "non_alpha_ratio", "repeat_bigram_ratio"),
+    "surface.v2",
+    names=(
+        "n_tokens",
+        "log_n_tokens",
+        "punct_ratio",
+        "non_alpha_ratio",
+        "repeat_bigram_ratio",
+        "junk_ratio",
+    ),
 )
 def surface(sentences: Sequence[Sentence], resources=None) -> list[dict[str, float]]:
     """Length in tokens (and its log: LM and parser scores drift with length); the share of
     punctuation tokens and of tokens with no letter (markup, numbers, debris); the share of
-    adjacent token pairs that repeat an earlier pair (stutter such as "the the")."""
+    adjacent token pairs that repeat an earlier pair (stutter such as "the the"); the share of
+    tokens that are symbols or emoji (`_is_junk`; 0 to 1, lower is more fluent)."""
     out = []
     for s in sentences:
         n = len(s.tokens)
@@ -32,6 +61,7 @@ def surface(sentences: Sequence[Sentence], resources=None) -> list[dict[str, flo
                 "punct_ratio": punct / n if n else 0.0,
                 "non_alpha_ratio": non_alpha / n if n else 0.0,
                 "repeat_bigram_ratio": repeats / len(bigrams) if bigrams else 0.0,
+                "junk_ratio": sum(map(_is_junk, s.tokens)) / n if n else 0.0,
             }
         )
     return out

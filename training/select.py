@@ -6,10 +6,10 @@ model share one extraction), in parallel worker processes, then applies each mod
 rows. It prints, per judgement file, each model's agreement (`training.agreement`) and, with
 `--single-features`, every single feature's, as in Mutton et al. (2007) Table 5. With
 `--paired-bootstrap N` (default 1000; 0 turns it off) every other row also gets the first
-model's Spearman minus its own (a row that agrees negatively is turned round first), with a paired-bootstrap 95% interval and the share of resamples
-where the first model did not agree better (`training.agreement.spearman_difference`): whether
-the model "beats" a feature is then a statement with an interval, not a comparison of two
-point estimates.
+model's Spearman minus its own (a row that agrees negatively is turned round first), with a
+paired-bootstrap 95% interval and the share of resamples where the first model did not agree
+better (`training.agreement.spearman_difference`): whether the model "beats" a feature is then
+a statement with an interval, not a comparison of two point estimates.
 """
 
 from __future__ import annotations
@@ -89,9 +89,7 @@ def _add_differences(out, series, human, first: str, n_resamples: int) -> None:
             # A feature whose direction is "lower is better" is compared the way round it agrees
             # (its sign taken from these data, which favours the feature, not the model).
             sign = -1.0 if out[name]["spearman"] < 0 else 1.0
-            diff = spearman_difference(
-                series[first], sign * column, human, n_resamples=n_resamples
-            )
+            diff = spearman_difference(series[first], sign * column, human, n_resamples=n_resamples)
             out[name]["first_minus"] = asdict(diff) | {"first": first, "sign": sign}
 
 

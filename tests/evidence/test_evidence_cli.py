@@ -139,7 +139,7 @@ def tiny_model(tmp_path, monkeypatch):
 
     real = [*REFS, "Prices rose sharply in the first quarter.", "The bank cut its rates again."]
     glued = [" ".join(r.lower().rstrip(".").split()[::-1]) + " the the ," for r in real]
-    pipe = build_model(features=("surface.v1",)).fit(
+    pipe = build_model(features=("surface.v2",)).fit(
         real + glued, [1] * len(real) + [0] * len(glued)
     )
     models = tmp_path / "models"

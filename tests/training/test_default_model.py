@@ -46,3 +46,13 @@ def test_stubs_and_symbols_score_below_every_real_sentence(default):
 def test_a_repeated_run_of_words_lowers_the_score(default):
     real, repeated = default.score(list(REAL)), default.score(list(REPEATED))
     assert all(r > p for r, p in zip(real, repeated, strict=True))
+
+
+def test_symbol_and_emoji_debris_scores_below_every_real_sentence(default):
+    # Before surface.v2's junk_ratio and the "garbage" negatives, "🙂 ★ ☃ ∑" scored 2.92,
+    # above every real sentence here; numbers and currency signs must not be taken for debris.
+    debris = ["🙂 ★ ☃ ∑", "😀😀😀 ∑∫∂ ★★★", "The company ★ said its profit ☃ rose."]
+    assert max(default.score(debris)) < min(default.score(list(REAL)))
+    prices, plain = default.score(["Prices rose 5% to $10.", "Prices rose to ten dollars."])
+    assert prices > min(default.score(debris)) + 5
+    assert prices > plain - 1.0

@@ -24,7 +24,7 @@ OBJECTS = [
     "record sales in the first quarter",
 ]
 TAILS = ["", " on Tuesday", " after the meeting", " in a statement", " last week"]
-FEATURES = ["surface.v1", "spacy.v1"]
+FEATURES = ["surface.v2", "spacy.v1"]
 
 
 def _corpus(n: int, seed: int) -> list[str]:
@@ -83,7 +83,7 @@ def test_score_command_keeps_line_order(trained, tmp_path, monkeypatch, capsys):
     assert main(["score", str(path), "--model", "small", "--format", "json"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert rows[1] == {"score": None}
-    assert set(rows[0]["features"]) >= {"spacy.v1/logprob_mean", "surface.v1/n_tokens"}
+    assert set(rows[0]["features"]) >= {"spacy.v1/logprob_mean", "surface.v2/n_tokens"}
 
 
 def test_corrupt_and_misplaced_models_are_refused(trained, tmp_path):
@@ -234,13 +234,13 @@ def test_feature_cache_extracts_only_texts_it_has_not_seen(tmp_path, monkeypatch
         return real(texts, *args, **kwargs)
 
     monkeypatch.setattr(train_module, "featurize", counting)
-    args = argparse.Namespace(feature_cache=str(tmp_path), features=["surface.v1"], jobs=1)
+    args = argparse.Namespace(feature_cache=str(tmp_path), features=["surface.v2"], jobs=1)
     first = ["The bank raised rates.", "Rates the raised bank.", "Prices fell sharply."]
     second = ["Prices fell sharply.", "A new sentence is here.", "The bank raised rates."]
     rows1 = train_module._cached_featurize(first, args, Resources())
     rows2 = train_module._cached_featurize(second, args, Resources())
     assert calls == [first, ["A new sentence is here."]]
-    fresh = real(second, ["surface.v1"], progress=False)
+    fresh = real(second, ["surface.v2"], progress=False)
     assert rows2 == fresh and rows1[0] == rows2[2]
 
 

@@ -27,7 +27,7 @@ CORPUS = Path(__file__).resolve().parent / "data" / "sentences.txt"
 
 def model_features() -> tuple[str, ...]:
     names = {spec.name for spec in registry.all_specs()}
-    return ("surface.v1", "spacy.v1") if "spacy.v1" in names else ("surface.v1",)
+    return ("surface.v2", "spacy.v1") if "spacy.v1" in names else ("surface.v2",)
 
 
 @pytest.fixture(scope="session")

@@ -34,8 +34,8 @@ def test_score_puts_real_text_above_shuffles_and_features_on_request(client):
     detailed = client.post("/v1/score", json={"sentences": texts, "features": True}).get_json()
     first = detailed["scores"][0]
     assert first["fluency"] == pytest.approx(fluency[0])
-    assert "surface.v1/n_tokens" in first["features"]
-    assert first["features"]["surface.v1/n_tokens"] == 15.0  # 14 words and the full stop
+    assert "surface.v2/n_tokens" in first["features"]
+    assert first["features"]["surface.v2/n_tokens"] == 15.0  # 14 words and the full stop
 
 
 def test_rerank_without_references_is_fluency_alone(client):
