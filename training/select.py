@@ -75,11 +75,12 @@ def compare_models(
                     out[column] = agreement_report(values, human, groups)
                     series[column] = values
     if paired_bootstrap and scorers:
-        _add_differences(out, series, human, scorers[0].name, paired_bootstrap)
+        models = {s.name for s in scorers}
+        _add_differences(out, series, human, scorers[0].name, models, paired_bootstrap)
     return out
 
 
-def _add_differences(out, series, human, first: str, n_resamples: int) -> None:
+def _add_differences(out, series, human, first: str, models: set, n_resamples: int) -> None:
     from dataclasses import asdict
 
     from training.agreement import spearman_difference
@@ -87,8 +88,9 @@ def _add_differences(out, series, human, first: str, n_resamples: int) -> None:
     for name, column in series.items():
         if name != first:
             # A feature whose direction is "lower is better" is compared the way round it agrees
-            # (its sign taken from these data, which favours the feature, not the model).
-            sign = -1.0 if out[name]["spearman"] < 0 else 1.0
+            # (its sign taken from these data, which favours the feature, not the model); a
+            # model's score is taken as it is.
+            sign = -1.0 if name not in models and out[name]["spearman"] < 0 else 1.0
             diff = spearman_difference(series[first], sign * column, human, n_resamples=n_resamples)
             out[name]["first_minus"] = asdict(diff) | {"first": first, "sign": sign}
 
