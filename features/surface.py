@@ -21,14 +21,11 @@ from features.sentence import Sentence
 
 
 def _is_junk(token: str) -> bool:
-    """No letter or digit, and a symbol that is not ASCII and not a currency sign: emoji, "★",
-    "∑", "©". ASCII signs ("<", "+", "&") and currency ("$") stay text."""
+    """No letter or digit, and a non-ASCII symbol that is not a currency sign: emoji, "★",
+    "∑", "©". ASCII signs ("<", "+", "^") and currency ("$", "€") stay text."""
     if any(c.isalnum() for c in token):
         return False
-    return any(
-        (cat := unicodedata.category(c)) in ("So", "Sk") or (cat == "Sm" and ord(c) > 127)
-        for c in token
-    )
+    return any(ord(c) > 127 and unicodedata.category(c) in ("So", "Sk", "Sm") for c in token)
 
 
 @feature(

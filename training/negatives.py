@@ -55,6 +55,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from features.parsing import parse
+from features.surface import _is_junk
 from scorer.errors import InputError
 
 __all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_tokens"]
@@ -62,9 +63,6 @@ __all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_token
 ERROR_KINDS = ("swap", "drop", "duplicate", "inflection", "repeat", "fragment", "garbage")
 # Every kind inject_error knows; ERROR_KINDS is what `fluency train` uses unless told otherwise.
 ALL_ERROR_KINDS = (*ERROR_KINDS, "truncate", "drop_verb", "noise")
-# What "garbage" puts between words: symbols and emoji only.
-_JUNK = ("★", "☆", "♦", "∑", "∫", "∂", "√", "≈", "±", "→", "⇒", "©", "®", "™")
-_JUNK += ("😀", "😂", "👍", "🔥", "🎉", "❤", "✓", "✗")
 # What "noise" puts in place of words: symbols, emoji, digits, other scripts, markup debris.
 _NOISE = (
     "★",
@@ -132,6 +130,9 @@ _NOISE = (
     "γεια",
     "λόγος",
 )
+# What "garbage" puts between words: the symbols and emoji among them, exactly what the
+# `surface.v2/junk_ratio` feature counts.
+_JUNK = tuple(t for t in _NOISE if _is_junk(t))
 _NEEDS_PARSE = {"inflection", "drop_verb"}
 _FINAL = (".", "!", "?")
 
