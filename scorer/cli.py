@@ -106,6 +106,13 @@ def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fluency", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument(
+        "--placeholders",
+        metavar="TOKENS",
+        default=None,
+        help='delexicalised slot placeholders, comma-separated, read as a name before scoring '
+        '(default: FLUENCY_PLACEHOLDERS, else "X"; "" for none)',
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     acc = sub.add_parser(
@@ -140,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         config = from_env()
+        if args.placeholders is not None:
+            config["PLACEHOLDERS"] = args.placeholders
         return args.func(args, config)
     except ScorerError as exc:
         print(f"fluency: error: {exc}", file=sys.stderr)

@@ -28,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     # Feature rows kept per process, keyed by exact text and feature-set version (LRU; 0: off).
     # A repeated candidate then costs no parsing at all (scorer/scoring.py, FeatureCache).
     "FEATURE_CACHE": 4096,
+    # Delexicalised slot placeholders ("X is a restaurant near X ."), comma-separated, read as
+    # a name before parsing (features/placeholders.py); empty: off.
+    "PLACEHOLDERS": "X",
     # Service (scorer/web): references per segment / rerank call, access logs, admin API.
     "MAX_REFERENCES": 16,
     "LOG_TEXT": False,  # FLUENCY_LOG_TEXT=1 puts request bodies into the access log

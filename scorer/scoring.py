@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from features.parsing import parse
+from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.segment import segment
 from features.sentence import Sentence
@@ -118,8 +119,11 @@ class FluencyScorer:
         spacy_model: str | None = None,
         resources: Resources | None = None,
         cache_size: int = 0,
+        placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
     ):
         self.pipeline = pipeline
+        # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
+        self.placeholders = tuple(placeholders)
         self.card = card
         self.spacy_model = spacy_model
         self.resources = resources or Resources(spacy_model=spacy_model)
@@ -172,8 +176,11 @@ class FluencyScorer:
         feature values. The model is sentence-level, yet on WebNLG 2017 (899 of 2,230 outputs
         have several sentences) reading texts whole agrees better with human fluency, for the
         model (Spearman 0.277 against 0.259) and for single features alike (models/default/
-        README.md), so whole is the default."""
-        seg = segment(texts, by_sentence=by_sentence)
+        README.md), so whole is the default.
+
+        Slot placeholders (`self.placeholders`) are read as a name first; each Score keeps the
+        text as given."""
+        seg = segment(fill_placeholders(texts, self.placeholders), by_sentence=by_sentence)
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.pipeline[1:].decision_function(rows) if rows else []
         scores = seg.mean(values)
@@ -208,6 +215,7 @@ def load_scorer(
     models_dir: str | Path = MODELS_DIR,
     spacy_model: str | None = None,
     cache_size: int = 0,
+    placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
 ) -> FluencyScorer:
     """Load a model bundle (checked: place, hash, feature set) and the resources it names."""
     pipeline, card = load_model(path, models_dir)
@@ -243,7 +251,12 @@ def load_scorer(
         benepar_path=where("benepar"),
     )
     return FluencyScorer(
-        pipeline, card, spacy_model=spacy_model, resources=resources, cache_size=cache_size
+        pipeline,
+        card,
+        spacy_model=spacy_model,
+        resources=resources,
+        cache_size=cache_size,
+        placeholders=placeholders,
     )
 
 
@@ -255,4 +268,5 @@ def load_configured(model: str | Path | None, config: dict) -> FluencyScorer:
         models_dir=config["MODELS_DIR"],
         spacy_model=config["SPACY_MODEL"],
         cache_size=config.get("FEATURE_CACHE", 0),
+        placeholders=parse_placeholders(config.get("PLACEHOLDERS", DEFAULT_PLACEHOLDERS)),
     )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from features.placeholders import fill_placeholders
 from features.resources import Resources
 from features.segment import segment
 from training.judgements import read_judgements
@@ -56,7 +57,9 @@ def compare_models(
     series: dict[str, np.ndarray] = {}  # what each row scored, for the paired differences
     # Scored as FluencyScorer scores: whole, or (by_sentence) sentence by sentence with a text's
     # value their token-weighted mean; single features are folded the same way as the model.
-    seg = segment(texts, by_sentence=by_sentence)
+    # Slot placeholders are read as a name for every row alike, as the scorer reads them.
+    filled = fill_placeholders(texts, scorers[0].placeholders) if scorers else list(texts)
+    seg = segment(filled, by_sentence=by_sentence)
     by_resources: dict[tuple, list[FluencyScorer]] = {}
     for s in scorers:
         by_resources.setdefault(_key(s), []).append(s)

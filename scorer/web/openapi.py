@@ -193,6 +193,12 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "path": {"type": "string"},
                 "model_sha256": {"type": ["string", "null"]},
                 "features": {"type": "array", "items": {"type": "string"}},
+                "placeholders": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Slot placeholders read as a name before scoring "
+                    "(FLUENCY_PLACEHOLDERS)",
+                },
                 "loaded_at": {"type": "string"},
             },
         },

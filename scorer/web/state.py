@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import ModelLoadError, ScorerError
+from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
 from scorer.scoring import FluencyScorer, load_scorer
 
 __all__ = ["Loaded", "ModelHolder", "NotReadyError", "consume_reload_target", "request_reload"]
@@ -53,6 +54,7 @@ class Loaded:
             "path": self.path,
             "model_sha256": card.get("model_sha256"),
             "features": card.get("features", []),
+            "placeholders": list(self.scorer.placeholders),
             "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.loaded_at)),
         }
 
@@ -64,6 +66,7 @@ class ModelHolder:
         self.models_dir = str(config["MODELS_DIR"])
         self.spacy_model = config.get("SPACY_MODEL")
         self.cache_size = int(config.get("FEATURE_CACHE", 0))  # per model: a reload empties it
+        self.placeholders = parse_placeholders(config.get("PLACEHOLDERS", DEFAULT_PLACEHOLDERS))
         self.path = str(config["MODEL_PATH"])
         self.current: Loaded | None = None
         self.error: str | None = None
@@ -95,6 +98,7 @@ class ModelHolder:
                 models_dir=self.models_dir,
                 spacy_model=self.spacy_model,
                 cache_size=self.cache_size,
+                placeholders=self.placeholders,
             )
             try:
                 # Loads spaCy and every resource the features use, before any request needs them.

@@ -56,3 +56,20 @@ def test_symbol_and_emoji_debris_scores_below_every_real_sentence(default):
     prices, plain = default.score(["Prices rose 5% to $10.", "Prices rose to ten dollars."])
     assert prices > min(default.score(debris)) + 5
     assert prices > plain - 1.0
+
+
+def test_a_delexicalised_placeholder_is_scored_as_the_name_it_stands_for():
+    # BAGEL's outputs write every slot value as "X"; Link Grammar reads "the X area" only with
+    # a null word, so the shipped model scored such outputs as disfluent (features/placeholders.py).
+    delex = ["X is a restaurant in the X area .", "X is an italian restaurant near X ."]
+    named = [t.replace("X", "Smith") for t in delex]
+    filled = load_scorer("default", placeholders=("X",))
+    raw = load_scorer("default", placeholders=())
+    scores = filled.score_texts(delex, with_features=True)
+    assert [s.text for s in scores] == delex  # the caller's text comes back as sent
+    assert [s.score for s in scores] == filled.score(named)
+    assert scores[0].features["linkgrammar.v4/full_parse"] == 1.0
+    assert raw.score_texts(delex[:1], with_features=True)[0].features[
+        "linkgrammar.v4/full_parse"
+    ] == 0.0
+    assert scores[0].score > raw.score(delex[:1])[0]

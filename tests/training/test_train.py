@@ -317,3 +317,16 @@ def test_passages_join_only_sentences_that_followed_each_other(tmp_path):
     assert sum(t.count(".") for t in joined.texts()) == len(plain.texts())
     with pytest.raises(Exception, match="passage share"):
         read_corpus([str(path)], progress=False, passage_share=1.5)
+
+
+def test_placeholders_setting_reaches_the_score_command(trained, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
+    monkeypatch.setenv("FLUENCY_PLACEHOLDERS", "X")
+    src = tmp_path / "in.txt"
+    src.write_text("X is a restaurant in the X area .\nSmith is a restaurant in the Smith area .\n")
+    assert main(["score", str(src), "--model", "small"]) == 0
+    filled = capsys.readouterr().out.split()
+    assert filled[0] == filled[1]
+    assert main(["--placeholders", "", "score", str(src), "--model", "small"]) == 0
+    kept = capsys.readouterr().out.split()
+    assert kept[0] != kept[1] and kept[1] == filled[1]

@@ -22,6 +22,16 @@ def test_health_ready_model(client):
     body = client.get("/v1/model").get_json()
     assert body["serving"]["name"] == "tiny" and body["card"]["name"] == "tiny"
     assert body["serving"]["model_sha256"] == body["card"]["model_sha256"]
+    assert body["serving"]["placeholders"] == ["X"]  # the default FLUENCY_PLACEHOLDERS
+
+
+def test_a_slot_placeholder_scores_as_a_name_and_comes_back_as_sent(client):
+    delex = "X said that the bank in the X area had failed."
+    named = delex.replace("X", "Smith")
+    body = client.post("/v1/score", json={"sentences": [delex, named]}).get_json()
+    assert body["scores"][0]["fluency"] == pytest.approx(body["scores"][1]["fluency"])
+    ranked = client.post("/v1/rerank", json={"candidates": [delex]}).get_json()["ranked"]
+    assert ranked[0]["text"] == delex
 
 
 def test_score_puts_real_text_above_shuffles_and_features_on_request(client):

@@ -1,0 +1,65 @@
+"""Delexicalised slot placeholders, read as the names they stand for.
+
+Data-to-text corpora and the systems trained on them often write slot values as a placeholder
+("X is a restaurant near X ." in BAGEL, Novikova et al. 2017). Every signal here then reads
+"X" as a word of its own, not as a name: Link Grammar's dictionary has X only as a noun that
+cannot modify another ("X is a restaurant in the X area ." needs a null word, "... in the
+Riverside area ." parses whole), and the language model sees a rare token. The scorer replaces
+each whole-token placeholder by one stand-in name before feature extraction; the text a caller
+gets back is the one they sent.
+
+The stand-in is "Smith": capitalised, so spaCy and Link Grammar take it for a proper noun that
+can also modify ("the Smith area"), and the most frequent of the names tried in the default
+language model's unigrams (log10 p -4.05), so the LM does not read it as rare. Measured on
+../shared/dev BAGEL naturalness (404 system outputs, all with "X"; build/exp2 scratch script,
+session 7), Spearman of the default model against its best single feature with the same
+filling: "X" kept 0.256 against 0.318; Smith 0.347 against 0.325; London 0.350 against 0.335;
+Alimentum (a BAGEL restaurant name) 0.364 against 0.335; Smith, Jones, Brown in turn 0.351
+against 0.330. Smith was chosen before these figures, by the rule above.
+
+Off with an empty list of placeholders (`FLUENCY_PLACEHOLDERS=` or `fluency --placeholders ""`),
+for text where a lone "X" is a word ("Malcolm X"); filling it with a name changes its fluency
+little either way. Training reads its corpus as it is: the default training sample holds no
+lone "X".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+__all__ = ["DEFAULT_PLACEHOLDERS", "STAND_IN", "fill_placeholders", "parse_placeholders"]
+
+DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("X",)
+STAND_IN = "Smith"
+
+
+def parse_placeholders(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A comma-separated setting ("X,<name>") or a list, as a tuple without blanks."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(dict.fromkeys(p.strip() for p in items if p and p.strip()))
+
+
+def _pattern(placeholders: Sequence[str]) -> re.Pattern | None:
+    if not placeholders:
+        return None
+    # A whole token only: not inside a word ("XBox", "taX"), nor a hyphenated one ("X-ray");
+    # punctuation may touch it ("X.", "X's", "(X)").
+    alternatives = "|".join(re.escape(p) for p in sorted(placeholders, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+
+_COMPILED: dict[tuple[str, ...], re.Pattern | None] = {}
+
+
+def fill_placeholders(texts: Sequence[str], placeholders: Sequence[str]) -> list[str]:
+    """`texts` with every whole-token placeholder replaced by `STAND_IN`."""
+    key = tuple(placeholders)
+    if key not in _COMPILED:
+        _COMPILED[key] = _pattern(key)
+    pattern = _COMPILED[key]
+    if pattern is None:
+        return list(texts)
+    return [pattern.sub(STAND_IN, t) for t in texts]
