@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--placeholders",
         metavar="TOKENS",
         default=None,
-        help='delexicalised slot placeholders, comma-separated, read as a name before scoring '
+        help="delexicalised slot placeholders, comma-separated, read as a name before scoring "
         '(default: FLUENCY_PLACEHOLDERS, else "X"; "" for none)',
     )
     sub = parser.add_subparsers(dest="command", required=True)

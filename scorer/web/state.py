@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorer.errors import ModelLoadError, ScorerError
 from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
+from scorer.errors import ModelLoadError, ScorerError
 from scorer.scoring import FluencyScorer, load_scorer
 
 __all__ = ["Loaded", "ModelHolder", "NotReadyError", "consume_reload_target", "request_reload"]
