@@ -139,10 +139,12 @@ class RankSVM(BaseEstimator):
             ).fit(X)
             X = self.map_.transform(X)
         rng = np.random.default_rng(self.random_state)
-        i = rng.integers(0, len(y), self.max_pairs * 3)
-        j = rng.integers(0, len(y), self.max_pairs * 3)
+        # Never more draws than there are distinct pairs: a small training set gains nothing.
+        n_pairs = min(self.max_pairs, len(y) * (len(y) - 1) // 2)
+        i = rng.integers(0, len(y), n_pairs * 3)
+        j = rng.integers(0, len(y), n_pairs * 3)
         keep = y[i] != y[j]
-        i, j = i[keep][: self.max_pairs], j[keep][: self.max_pairs]
+        i, j = i[keep][:n_pairs], j[keep][:n_pairs]
         if not len(i):
             raise ValueError("RankSVM needs at least two different levels")
         diff = X[i] - X[j]
