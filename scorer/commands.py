@@ -123,10 +123,12 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
 
     from features.extract import extract
     from features.parsing import parse
+    from features.placeholders import fill_placeholders, parse_placeholders
     from features.registry import all_specs
     from features.resources import Resources
 
     names = args.features or [s.name for s in all_specs()]
+    placeholders = parse_placeholders(config.get("PLACEHOLDERS"))
     resources = Resources(spacy_model=config["SPACY_MODEL"])
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet"):
@@ -134,7 +136,9 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
     frames = []
     bar = tqdm(desc="features", unit=" sent", file=sys.stderr)
     for chunk in _chunks(_lines(args.input), args.chunk):
-        rows = extract(parse(chunk, model=config["SPACY_MODEL"], lemmas=False), names, resources)
+        # Placeholders read as a name, as the scorer reads them; the "text" column keeps the line.
+        filled = fill_placeholders(chunk, placeholders)
+        rows = extract(parse(filled, model=config["SPACY_MODEL"], lemmas=False), names, resources)
         frame = pd.DataFrame(rows)
         frame.insert(0, "text", chunk)
         frames.append(frame)

@@ -6,6 +6,7 @@ import json
 import random
 import shutil
 
+import pandas as pd
 import pytest
 
 from scorer.cli import main
@@ -330,3 +331,9 @@ def test_placeholders_setting_reaches_the_score_command(trained, tmp_path, monke
     assert main(["--placeholders", "", "score", str(src), "--model", "small"]) == 0
     kept = capsys.readouterr().out.split()
     assert kept[0] != kept[1] and kept[1] == filled[1]
+    table = tmp_path / "features.csv"
+    argv = ["features", "--in", str(src), "--out", str(table), "--features", "linkgrammar.v4"]
+    assert main(argv) == 0
+    rows = pd.read_csv(table)
+    assert rows["text"][0].startswith("X is")  # the line as given
+    assert rows["linkgrammar.v4/full_parse"].tolist() == [1.0, 1.0]
