@@ -1,4 +1,4 @@
-"""The linkgrammar.v4 features against the real Link Grammar parser and English dictionary."""
+"""The linkgrammar.v5 features against the real Link Grammar parser and English dictionary."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ GRAMMATICAL = (
 
 
 def lg_rows(texts, resources=None):
-    rows = extract([sentence(t) for t in texts], ["linkgrammar.v4"], resources or Resources())
+    rows = extract([sentence(t) for t in texts], ["linkgrammar.v5"], resources or Resources())
     return [{k.split("/")[1]: v for k, v in row.items()} for row in rows]
 
 
@@ -127,3 +127,21 @@ def test_one_parse_call_finds_what_a_strict_then_null_parse_finds():
         assert counts[0] == counts[1], text
         needed_nulls += counts[0][0] > 0
     assert needed_nulls >= 4  # the second call really happened for several texts
+
+
+def test_lower_cased_names_reach_link_grammar_capitalised():
+    # v5: NLG output often lower-cases names; Link Grammar knows an unknown name only by its
+    # capital, so spaCy's proper nouns (NNP) are passed capitalised. The tags decide, not a rule
+    # about the words: the same tokens without tags keep their case and need a null word.
+    import dataclasses
+
+    from features.parsing import parse
+
+    lower, upper = parse(["alan bean was born in texas .", "Alan Bean was born in Texas ."])
+    assert lower.tags[:2] == ("NNP", "NNP")
+    rows = extract([lower, upper], ["linkgrammar.v5"], Resources())
+    assert rows[0] == rows[1]
+    assert rows[0]["linkgrammar.v5/full_parse"] == 1.0
+    untagged = dataclasses.replace(lower, tags=())
+    row = extract([untagged], ["linkgrammar.v5"], Resources())[0]
+    assert row["linkgrammar.v5/full_parse"] == 0.0

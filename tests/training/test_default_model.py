@@ -68,9 +68,9 @@ def test_a_delexicalised_placeholder_is_scored_as_the_name_it_stands_for():
     scores = filled.score_texts(delex, with_features=True)
     assert [s.text for s in scores] == delex  # the caller's text comes back as sent
     assert [s.score for s in scores] == filled.score(named)
-    assert scores[0].features["linkgrammar.v4/full_parse"] == 1.0
+    assert scores[0].features["linkgrammar.v5/full_parse"] == 1.0
     assert (
-        raw.score_texts(delex[:1], with_features=True)[0].features["linkgrammar.v4/full_parse"]
+        raw.score_texts(delex[:1], with_features=True)[0].features["linkgrammar.v5/full_parse"]
         == 0.0
     )
     assert scores[0].score > raw.score(delex[:1])[0]

@@ -332,8 +332,8 @@ def test_placeholders_setting_reaches_the_score_command(trained, tmp_path, monke
     kept = capsys.readouterr().out.split()
     assert kept[0] != kept[1] and kept[1] == filled[1]
     table = tmp_path / "features.csv"
-    argv = ["features", "--in", str(src), "--out", str(table), "--features", "linkgrammar.v4"]
+    argv = ["features", "--in", str(src), "--out", str(table), "--features", "linkgrammar.v5"]
     assert main(argv) == 0
     rows = pd.read_csv(table)
     assert rows["text"][0].startswith("X is")  # the line as given
-    assert rows["linkgrammar.v4/full_parse"].tolist() == [1.0, 1.0]
+    assert rows["linkgrammar.v5/full_parse"].tolist() == [1.0, 1.0]
