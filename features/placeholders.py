@@ -25,6 +25,7 @@ lone "X".
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -42,7 +43,8 @@ def parse_placeholders(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.strip() for p in items if p and p.strip()))
 
 
-def _pattern(placeholders: Sequence[str]) -> re.Pattern | None:
+@functools.lru_cache(maxsize=16)
+def _pattern(placeholders: tuple[str, ...]) -> re.Pattern | None:
     if not placeholders:
         return None
     # A whole token only: not inside a word ("XBox", "taX"), nor a hyphenated one ("X-ray");
@@ -51,15 +53,9 @@ def _pattern(placeholders: Sequence[str]) -> re.Pattern | None:
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
 
 
-_COMPILED: dict[tuple[str, ...], re.Pattern | None] = {}
-
-
 def fill_placeholders(texts: Sequence[str], placeholders: Sequence[str]) -> list[str]:
     """`texts` with every whole-token placeholder replaced by `STAND_IN`."""
-    key = tuple(placeholders)
-    if key not in _COMPILED:
-        _COMPILED[key] = _pattern(key)
-    pattern = _COMPILED[key]
+    pattern = _pattern(tuple(placeholders))
     if pattern is None:
         return list(texts)
     return [pattern.sub(STAND_IN, t) for t in texts]
