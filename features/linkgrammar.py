@@ -14,10 +14,11 @@ the `timeout` flag with the "nothing linked" values, never an exception or a han
 
 Input: the Sentence's tokens joined with single spaces (Link Grammar re-tokenises them; keeping
 spaCy's tokens means every extractor sees the same words), proper nouns capitalised (v5, see
-`_PROPER`: the dictionary knows an unknown name only by its capital). Only the first `MAX_WORDS` tokens are
-parsed: parse time grows steeply with length and, past ~60 words, even the timeout overshoots by
-seconds. Control and format characters become spaces first: Link Grammar 5.12 crashes the
-process (SIGILL) on an empty string or a NUL byte, so neither ever reaches it.
+`_PROPER`: the dictionary knows an unknown name only by its capital). Only the first
+`MAX_WORDS` tokens are parsed: parse time grows steeply with length and, past ~60 words, even
+the timeout overshoots by seconds. Control and format characters become spaces first: Link
+Grammar 5.12 crashes the process (SIGILL) on an empty string or a NUL byte, so neither ever
+reaches it.
 """
 
 from __future__ import annotations
