@@ -147,7 +147,7 @@ _PROPER = ("NNP", "NNPS")
 
 def _clean(sentence: Sentence) -> list[str]:
     words = []
-    tags = sentence.tags if len(sentence.tags) == sentence.n_tokens else ()
+    tags = sentence.tags  # one per token, or none (Sentence checks): a hand-made tree has none
     for i, token in enumerate(sentence.tokens[:MAX_WORDS]):
         if tags and tags[i] in _PROPER and token[:1].islower():
             token = token[:1].upper() + token[1:]
