@@ -24,7 +24,7 @@ import numpy as np
 
 from bench._data import perturb, sentences
 from features.accuracy import Bleu
-from training.significance import (
+from scorer.evidence.significance import (
     paired_approximate_randomization,
     paired_bootstrap,
     sacrebleu_paired,

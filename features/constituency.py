@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from features.errors import ModelLoadError
 from features.registry import feature
 from features.resources import MODELS_DIR, Resources
 from features.sentence import Sentence
-from scorer.errors import ModelLoadError
 
 __all__ = [
     "DEFAULT_PATH",

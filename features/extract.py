@@ -6,9 +6,9 @@ import math
 from collections.abc import Sequence
 
 from features import registry
+from features.errors import FeatureError
 from features.resources import Resources
 from features.sentence import Sentence
-from scorer.errors import FeatureError
 
 __all__ = ["extract"]
 

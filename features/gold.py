@@ -11,8 +11,8 @@ from pathlib import Path
 
 import conllu
 
+from features.errors import InputError
 from features.sentence import Sentence
-from scorer.errors import InputError
 
 __all__ = ["parse_conllu", "read_conllu"]
 

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from features.errors import ModelLoadError
 from features.registry import feature
 from features.sentence import Sentence
-from scorer.errors import ModelLoadError
 
 __all__ = ["MAX_WORDS", "linkgrammar_features", "parse_one"]
 

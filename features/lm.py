@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from features.errors import ModelLoadError
 from features.registry import feature
 from features.resources import MODELS_DIR
 from features.sentence import Sentence
-from scorer.errors import ModelLoadError
 
 __all__ = ["DEFAULT_LM", "lm_features", "query_tokens"]
 

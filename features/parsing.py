@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from features.errors import InputError, ModelLoadError
 from features.sentence import Sentence
-from scorer.errors import InputError, ModelLoadError
 
 __all__ = [
     "DEFAULT_MODELS",

@@ -13,8 +13,8 @@ import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from features.errors import FeatureError
 from features.sentence import Sentence
-from scorer.errors import FeatureError
 
 __all__ = ["FeatureSpec", "all_specs", "feature", "get"]
 
@@ -37,7 +37,18 @@ class FeatureSpec:
 _REGISTRY: dict[str, FeatureSpec] = {}
 _IMPORTED = False
 # Modules of this package that hold no extractor (importing them here would be wasted work).
-_NOT_EXTRACTORS = {"registry", "sentence", "parsing", "gold", "extract", "resources", "accuracy"}
+_NOT_EXTRACTORS = {
+    "accuracy",
+    "errors",
+    "extract",
+    "gold",
+    "parsing",
+    "placeholders",
+    "registry",
+    "resources",
+    "segment",
+    "sentence",
+}
 
 
 def feature(name: str, *, names: Sequence[str], requires: Sequence[str] = ()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scorer.errors import InputError
+from features.errors import InputError
 
 __all__ = ["Sentence"]
 

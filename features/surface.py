@@ -20,7 +20,7 @@ from features.registry import feature
 from features.sentence import Sentence
 
 
-def _is_junk(token: str) -> bool:
+def is_junk(token: str) -> bool:
     """No letter or digit, and a non-ASCII symbol that is not a currency sign: emoji, "★",
     "∑", "©". ASCII signs ("<", "+", "^") and currency ("$", "€") stay text."""
     if any(c.isalnum() for c in token):
@@ -43,7 +43,7 @@ def surface(sentences: Sequence[Sentence], resources=None) -> list[dict[str, flo
     """Length in tokens (and its log: LM and parser scores drift with length); the share of
     punctuation tokens and of tokens with no letter (markup, numbers, debris); the share of
     adjacent token pairs that repeat an earlier pair (stutter such as "the the"); the share of
-    tokens that are symbols or emoji (`_is_junk`; 0 to 1, lower is more fluent)."""
+    tokens that are symbols or emoji (`is_junk`; 0 to 1, lower is more fluent)."""
     out = []
     for s in sentences:
         n = len(s.tokens)
@@ -58,7 +58,7 @@ def surface(sentences: Sequence[Sentence], resources=None) -> list[dict[str, flo
                 "punct_ratio": punct / n if n else 0.0,
                 "non_alpha_ratio": non_alpha / n if n else 0.0,
                 "repeat_bigram_ratio": repeats / len(bigrams) if bigrams else 0.0,
-                "junk_ratio": sum(map(_is_junk, s.tokens)) / n if n else 0.0,
+                "junk_ratio": sum(map(is_junk, s.tokens)) / n if n else 0.0,
             }
         )
     return out

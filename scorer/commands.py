@@ -1,4 +1,5 @@
-"""`fluency score` and `fluency features`: the model and the extractors over text files.
+"""`fluency score`, `features` and `accuracy`: the model, the extractors and the reference-based
+accuracies over text files.
 
 Both stream: input is read, parsed and scored in chunks of `--chunk` lines, and each chunk's
 output is written before the next is read, so 100,000 lines take bounded memory. An empty input
@@ -16,23 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scorer.errors import InputError
+from scorer.textio import cell, iter_lines, print_rows, read_lines
 
 __all__ = ["add_commands"]
-
-
-def _lines(path: str) -> Iterator[str]:
-    try:
-        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        for line in handle:
-            yield line.rstrip("\n").rstrip("\r")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    finally:
-        if handle is not sys.stdin:
-            handle.close()
 
 
 def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
@@ -87,7 +74,7 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
     from tqdm import tqdm
 
     bar = tqdm(desc="scoring", unit=" sent", disable=not args.progress, file=sys.stderr)
-    chunks = _chunks(_lines(args.input), args.chunk)
+    chunks = _chunks(iter_lines(args.input), args.chunk)
     if args.jobs <= 1:
         _init_worker(args, config)
         results = map(_score_chunk, chunks)
@@ -135,7 +122,7 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
         raise InputError(f"--out must end in .csv or .parquet, got {out.name}")
     frames = []
     bar = tqdm(desc="features", unit=" sent", file=sys.stderr)
-    for chunk in _chunks(_lines(args.input), args.chunk):
+    for chunk in _chunks(iter_lines(args.input), args.chunk):
         # Placeholders read as a name, as the scorer reads them; the "text" column keeps the line.
         filled = fill_placeholders(chunk, placeholders)
         rows = extract(parse(filled, model=config["SPACY_MODEL"], lemmas=False), names, resources)
@@ -150,6 +137,51 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
     else:
         table.to_parquet(out, index=False)
     print(f"wrote {len(table)} rows x {table.shape[1] - 1} features to {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
+    from features.accuracy import score_accuracy
+    from features.gold import read_conllu
+
+    hyps = read_lines(args.hyp)
+    streams = [read_lines(p) for p in args.ref]
+    gold = [read_conllu(p) for p in args.ref_conllu]
+    if not streams and gold:  # the gold trees are the references
+        streams = [[s.text for s in g] for g in gold]
+    if not streams:
+        raise InputError("give at least one --ref file (or --ref-conllu)")
+    if len(gold) > len(streams):
+        raise InputError(f"{len(gold)} --ref-conllu files for {len(streams)} --ref files")
+    for name, lines in [
+        *zip(args.ref, streams, strict=False),
+        *zip(args.ref_conllu, gold, strict=True),
+    ]:
+        if len(lines) != len(hyps):
+            raise InputError(
+                f"{args.hyp} has {len(hyps)} lines but {name} has {len(lines)}; "
+                "give one reference line (or tree) per hypothesis line"
+            )
+    references = [list(refs) for refs in zip(*streams, strict=True)]
+    trees = [list(t) for t in zip(*gold, strict=True)] if gold else None
+    report = score_accuracy(
+        hyps,
+        references,
+        reference_trees=trees,
+        model=config["SPACY_MODEL"],
+        lowercase=args.lowercase,
+        n_process=args.jobs,
+    )
+    if args.corpus:
+        if args.format == "json":
+            print(json.dumps({**report.corpus, "signatures": report.signatures}))
+        else:
+            for key, value in report.corpus.items():
+                print(f"{key}\t{cell(value)}")
+            for key, value in report.signatures.items():
+                print(f"signature.{key}\t{value}")
+    else:
+        print_rows(report.rows, args.format, sys.stdout)
     return 0
 
 
@@ -190,3 +222,22 @@ def add_commands(sub) -> None:
     feats.add_argument("--features", nargs="*", help="extractors (default: every registered)")
     feats.add_argument("--chunk", type=_positive, default=512)
     feats.set_defaults(func=cmd_features)
+
+    acc = sub.add_parser(
+        "accuracy",
+        help="reference-based accuracy: string/tree accuracies, BLEU, chrF, NIST, dependency F",
+        description="One output line per hypothesis line, same order.",
+    )
+    acc.add_argument("--hyp", required=True, help="hypotheses, one per line ('-': stdin)")
+    acc.add_argument("--ref", action="append", default=[], help="references, one per line; repeat")
+    acc.add_argument(
+        "--ref-conllu",
+        action="append",
+        default=[],
+        help="gold dependency trees (CoNLL-U) for the first, second... --ref file",
+    )
+    acc.add_argument("--format", choices=("json", "tsv"), default="json")
+    acc.add_argument("--corpus", action="store_true", help="print corpus-level figures only")
+    acc.add_argument("--lowercase", action="store_true", help="compare lower-cased tokens")
+    acc.add_argument("--jobs", type=int, default=1, help="spaCy worker processes")
+    acc.set_defaults(func=cmd_accuracy)

@@ -1,19 +1,6 @@
-"""Errors a caller can act on. Imports nothing, so `features` may raise them too."""
+"""The errors a caller can act on, re-exported for users of `scorer` (defined in the lowest
+layer, `features.errors`, so the parsers and extractors raise the same classes)."""
+
+from features.errors import FeatureError, InputError, ModelLoadError, ScorerError
 
 __all__ = ["FeatureError", "InputError", "ModelLoadError", "ScorerError"]
-
-
-class ScorerError(Exception):
-    """Something the caller did or can fix."""
-
-
-class InputError(ScorerError, ValueError):
-    """Text, references or request body not accepted."""
-
-
-class FeatureError(ScorerError):
-    """Unknown/duplicate feature, or missing annotation."""
-
-
-class ModelLoadError(ScorerError):
-    """Model folder missing, or its card doesn't match."""

@@ -55,7 +55,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from features.parsing import parse
-from features.surface import _is_junk
+from features.surface import is_junk
 from scorer.errors import InputError
 
 __all__ = ["ALL_ERROR_KINDS", "ERROR_KINDS", "Glue", "inject_error", "join_tokens"]
@@ -132,7 +132,7 @@ _NOISE = (
 )
 # What "garbage" puts between words: the symbols and emoji among them, exactly what the
 # `surface.v2/junk_ratio` feature counts.
-_JUNK = tuple(t for t in _NOISE if _is_junk(t))
+_JUNK = tuple(t for t in _NOISE if is_junk(t))
 _NEEDS_PARSE = {"inflection", "drop_verb"}
 _FINAL = (".", "!", "?")
 

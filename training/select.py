@@ -3,13 +3,13 @@
 `fluency compare-models --model A --model B --judgements F.jsonl --human-field scores.fluency`
 extracts every feature once per distinct set of artefacts (models that read the same language
 model share one extraction), in parallel worker processes, then applies each model's SVM to the
-rows. It prints, per judgement file, each model's agreement (`training.agreement`) and, with
+rows. It prints, per judgement file, each model's agreement (`scorer.evidence.agreement`) and, with
 `--single-features`, every single feature's, as in Mutton et al. (2007) Table 5. With
 `--paired-bootstrap N` (default 1000; 0 turns it off) every other row also gets the first
 model's Spearman minus its own (a row that agrees negatively is turned round first), with a
 paired-bootstrap 95% interval and the share of resamples where the first model did not agree
-better (`training.agreement.spearman_difference`): whether the model "beats" a feature is then
-a statement with an interval, not a comparison of two point estimates.
+better (`scorer.evidence.agreement.spearman_difference`): whether the model "beats" a feature is
+then a statement with an interval, not a comparison of two point estimates.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from features.placeholders import fill_placeholders
 from features.resources import Resources
 from features.segment import segment
-from training.judgements import read_judgements
+from scorer.evidence.judgements import read_judgements
 from training.train import featurize
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def compare_models(
     """{model name or feature column: agreement_report(...)} over `texts`. With
     `paired_bootstrap` resamples, every report but the first model's also holds `first_minus`:
     that model's Spearman minus this column's, with its paired-bootstrap interval."""
-    from training.agreement import agreement_report  # SciPy: only when a command runs
+    from scorer.evidence.agreement import agreement_report  # SciPy: only when a command runs
 
     out: dict[str, dict] = {}
     series: dict[str, np.ndarray] = {}  # what each row scored, for the paired differences
@@ -86,7 +86,7 @@ def compare_models(
 def _add_differences(out, series, human, first: str, models: set, n_resamples: int) -> None:
     from dataclasses import asdict
 
-    from training.agreement import spearman_difference
+    from scorer.evidence.agreement import spearman_difference
 
     for name, column in series.items():
         if name != first:

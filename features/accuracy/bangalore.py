@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from features.accuracy.alignment import Alignment, EditCounts, align
 from features.accuracy.tree import tree_counts
+from features.errors import InputError
 from features.sentence import Sentence
-from scorer.errors import InputError
 
 __all__ = ["Comparison", "compare", "quality_accuracy", "understandability_accuracy"]
 

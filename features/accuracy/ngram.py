@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
-from scorer.errors import InputError
+from features.errors import InputError
 
 __all__ = ["Bleu", "Chrf", "Nist"]
 

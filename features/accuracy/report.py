@@ -20,9 +20,9 @@ from features.accuracy.alignment import EditCounts
 from features.accuracy.bangalore import Comparison, compare
 from features.accuracy.dependency import DependencyF
 from features.accuracy.ngram import Bleu, Chrf, Nist
+from features.errors import InputError
 from features.parsing import load_nlp, parse, pipeline_name
 from features.sentence import Sentence
-from scorer.errors import InputError
 
 __all__ = ["METRICS", "AccuracyReport", "score_accuracy"]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scorer.errors import InputError
-from training.agreement import (
+from scorer.evidence.agreement import (
     agreement_report,
     correlations,
     pairwise_accuracy,
@@ -107,7 +107,7 @@ def test_selection_ratio_is_chosen_over_offered():
 def test_spearman_difference_separates_a_better_metric_and_matches_the_point_estimates():
     from scipy.stats import spearmanr
 
-    from training.agreement import spearman_difference
+    from scorer.evidence.agreement import spearman_difference
 
     rng = np.random.default_rng(3)
     human = rng.normal(size=300)
@@ -131,7 +131,7 @@ def test_spearman_difference_separates_a_better_metric_and_matches_the_point_est
 def test_row_spearman_is_scipys_spearman_on_each_resample_ties_included():
     from scipy.stats import spearmanr
 
-    from training.agreement import _row_spearman
+    from scorer.evidence.agreement import _row_spearman
 
     rng = np.random.default_rng(5)
     x = rng.integers(0, 4, size=(6, 50)).astype(float)  # heavy ties, as a resample has
@@ -141,7 +141,7 @@ def test_row_spearman_is_scipys_spearman_on_each_resample_ties_included():
 
 
 def test_spearman_difference_of_two_equally_good_metrics_straddles_zero():
-    from training.agreement import spearman_difference
+    from scorer.evidence.agreement import spearman_difference
 
     rng = np.random.default_rng(4)
     human = rng.normal(size=400)
@@ -153,7 +153,7 @@ def test_spearman_difference_of_two_equally_good_metrics_straddles_zero():
 
 
 def test_spearman_difference_rejects_bad_input():
-    from training.agreement import spearman_difference
+    from scorer.evidence.agreement import spearman_difference
 
     with pytest.raises(InputError, match="scores"):
         spearman_difference([1, 2, 3, 4, 5], [1, 2, 3], [1, 2, 3, 4, 5])

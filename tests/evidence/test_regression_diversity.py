@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from scorer.errors import InputError
-from training.diversity import corpus_reproduction, output_diversity, system_diversity
-from training.regression import bangalore_model, fit_ols, stepwise
+from scorer.evidence.diversity import corpus_reproduction, output_diversity, system_diversity
+from scorer.evidence.regression import bangalore_model, fit_ols, stepwise
 
 
 def _data(seed=0, n=200):

@@ -7,7 +7,7 @@ import pytest
 
 from features.accuracy import Bleu
 from scorer.errors import InputError
-from training.significance import (
+from scorer.evidence.significance import (
     all_pairs,
     paired_approximate_randomization,
     paired_bootstrap,

@@ -148,14 +148,14 @@ def test_repeat_says_a_run_of_words_twice_in_a_row():
 
 
 def test_garbage_puts_symbols_between_intact_words():
-    from features.surface import _is_junk
+    from features.surface import is_junk
 
     tokens = _tokens(TEXT)
     for seed in range(10):
         out = inject_error(tokens, "garbage", random.Random(seed))
-        junk = [w for w in out.split() if _is_junk(w)]
+        junk = [w for w in out.split() if is_junk(w)]
         assert 1 <= len(junk) <= 3
-        kept = "".join(w for w in out.split() if not _is_junk(w))
+        kept = "".join(w for w in out.split() if not is_junk(w))
         assert kept == TEXT.replace(" ", "")  # every word kept, in order
-        assert all(_is_junk(w) or any(c.isalnum() or c == "." for c in w) for w in out.split())
+        assert all(is_junk(w) or any(c.isalnum() or c == "." for c in w) for w in out.split())
     assert inject_error(_tokens("Hello"), "garbage", random.Random(0)) is None

@@ -120,7 +120,7 @@ def test_ranking_objective_and_glue_test(trained, tmp_path, monkeypatch, capsys)
     from collections import Counter
 
     from training.corpus import read_corpus
-    from training.evaluate import glue_evaluation
+    from training.glue import glue_evaluation
 
     corpus = trained.parent / "corpus.txt"
     argv = ["train", "--corpus", str(corpus), "--out", str(trained / "ranked"), "--objective"]

@@ -1,7 +1,8 @@
-"""CLI commands for the evidence: `fluency compare`, `fluency evaluate`, `fluency diversity`.
+"""CLI commands for the evidence: `fluency compare`, `evaluate`, `diversity` and `regress`.
 
-Handlers read, call `training.significance` / `training.agreement` / `training.diversity`,
-print. Every printed p-value comes with its test, trial count and seed.
+Handlers read, call `significance`, `agreement`, `diversity` or `regression` of this package,
+print. Every printed p-value comes with its test, trial count and seed. `regress` follows Foster
+(2008, section 5) and, with `--accuracy`, Bangalore et al. (2000, section 4).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scorer.errors import InputError
+from scorer.textio import print_rows, read_lines
 
 __all__ = ["add_commands"]
 
@@ -27,8 +29,6 @@ def _names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
 
 
 def _references(paths: Sequence[str], n: int) -> list[list[str]] | None:
-    from scorer.cli import read_lines
-
     if not paths:
         return None
     streams = [read_lines(p) for p in paths]
@@ -45,14 +45,12 @@ def _scorer(args, config):
 
 
 def _print(rows: list[dict], header: list[str], fmt: str) -> None:
-    from scorer.cli import _print_rows
-
     if fmt == "json":
         print(json.dumps(rows, ensure_ascii=False))
         return
     for line in header:
         print(f"# {line}")
-    _print_rows(rows, "tsv", sys.stdout)
+    print_rows(rows, "tsv", sys.stdout)
 
 
 def _compare_inputs(
@@ -60,8 +58,7 @@ def _compare_inputs(
 ) -> tuple[dict[str, list[str]], list[list[str]] | None, dict | None, dict | None]:
     """Systems' outputs and references from --system/--ref files, or from a judgement file
     (outputs paired by `group`); with --field, that field's values are the per-row scores."""
-    from scorer.cli import read_lines
-    from training.judgements import align_by_group, field_values, read_judgements
+    from scorer.evidence.judgements import align_by_group, field_values, read_judgements
 
     if args.judgements:
         if args.system:
@@ -88,8 +85,8 @@ def _compare_inputs(
 def cmd_compare(args: argparse.Namespace, config: dict) -> int:
     import numpy as np
 
-    from training.significance import all_pairs
-    from training.system_stats import system_stats
+    from scorer.evidence.significance import all_pairs
+    from scorer.evidence.system_stats import system_stats
 
     systems, refs, fields, human = _compare_inputs(args)
     seed = config["SEED"] if args.seed is None else args.seed
@@ -153,7 +150,7 @@ def _with_human(rows: list[dict], human: dict, result, args) -> str:
     say how many metric-significant pairs people order the same way."""
     import numpy as np
 
-    from training.significance import all_pairs
+    from scorer.evidence.significance import all_pairs
 
     stats = {s: np.asarray(v, dtype=float)[:, None] for s, v in human.items()}
     people = all_pairs(
@@ -180,7 +177,12 @@ def _sacrebleu_pairs(systems, refs, args, seed):
 
     from statsmodels.stats.multitest import multipletests
 
-    from training.significance import DEFAULT_TRIALS, AllPairs, PairComparison, sacrebleu_paired
+    from scorer.evidence.significance import (
+        DEFAULT_TRIALS,
+        AllPairs,
+        PairComparison,
+        sacrebleu_paired,
+    )
 
     pairs = list(itertools.combinations(systems, 2))
     results = [
@@ -206,9 +208,8 @@ def _sacrebleu_pairs(systems, refs, args, seed):
 
 
 def cmd_evaluate(args: argparse.Namespace, config: dict) -> int:
-    from scorer.cli import read_lines
-    from training.agreement import agreement_report, z_normalise
-    from training.judgements import field_values, read_judgements
+    from scorer.evidence.agreement import agreement_report, z_normalise
+    from scorer.evidence.judgements import field_values, read_judgements
 
     items = read_judgements(args.judgements)
     if args.no_references:
@@ -223,7 +224,7 @@ def cmd_evaluate(args: argparse.Namespace, config: dict) -> int:
             raise InputError(f"{args.scores} has {len(metric)} scores for {len(items)} judgements")
         metric_name = Path(args.scores).stem
     else:
-        from training.system_stats import score_texts
+        from scorer.evidence.system_stats import score_texts
 
         scorer = _scorer(args, config)
         scored = score_texts(scorer, [j.text for j in items])
@@ -246,11 +247,11 @@ def cmd_evaluate(args: argparse.Namespace, config: dict) -> int:
         **report,
     }
     if args.plot:
-        from training.plots import plot_regression
+        from scorer.evidence.plots import plot_regression
 
         plot_regression(metric, human, args.plot, xlabel=metric_name, ylabel=row["human"])
     if args.plot_systems:
-        from training.plots import plot_system_means
+        from scorer.evidence.plots import plot_system_means
 
         by_system: dict[str, list[float]] = {}
         for j, m in zip(items, metric, strict=True):
@@ -265,8 +266,7 @@ def cmd_evaluate(args: argparse.Namespace, config: dict) -> int:
 
 
 def cmd_diversity(args: argparse.Namespace, config: dict) -> int:
-    from scorer.cli import read_lines
-    from training.diversity import corpus_reproduction, system_diversity
+    from scorer.evidence.diversity import corpus_reproduction, system_diversity
 
     names = _names(args.system, args.name)
     rows = []
@@ -285,8 +285,78 @@ def cmd_diversity(args: argparse.Namespace, config: dict) -> int:
     return 0
 
 
+def _accuracy_columns(items, config) -> dict[str, list[float]]:
+    from features.accuracy import score_accuracy
+
+    report = score_accuracy(
+        [j.text for j in items], [j.refs for j in items], model=config["SPACY_MODEL"]
+    )
+    names = {
+        "simple_tree_accuracy": "simple_tree_accuracy",
+        "substitutions": "simple_tree_S",
+        "length": "hyp_len",
+        "simple_string_accuracy": "simple_string_accuracy",
+        "generation_tree_accuracy": "generation_tree_accuracy",
+    }
+    return {k: [float(r[v]) for r in report.rows] for k, v in names.items()}
+
+
+def _fit_rows(name: str, fit) -> list[dict]:
+    return [
+        {
+            "model": name,
+            "term": term,
+            "coefficient": fit.coefficients[term],
+            "p_value": fit.p_values[term],
+            "r_squared": fit.r_squared,
+            "adj_r_squared": fit.adj_r_squared,
+            "n": fit.n,
+        }
+        for term in ("const", *fit.predictors)
+    ]
+
+
+def cmd_regress(args: argparse.Namespace, config: dict) -> int:
+    from scorer.evidence.judgements import field_values, read_judgements
+    from scorer.evidence.regression import bangalore_model, fit_ols, stepwise
+
+    items = read_judgements(args.judgements)
+    if args.no_references:
+        items = [j for j in items if not j.is_reference]
+    human = field_values(items, args.human_field)
+    predictors = {p: field_values(items, p) for p in args.predictor}
+    rows: list[dict] = []
+    if args.accuracy:
+        acc = _accuracy_columns(items, config)
+        model = bangalore_model(
+            human, acc["simple_tree_accuracy"], acc["substitutions"], acc["length"]
+        )
+        rows += _fit_rows("bangalore+length", model.with_length)
+        rows += _fit_rows("bangalore", model.without_length)
+        rows.append(
+            {"model": "bangalore", "term": "perfect_sentence", "coefficient": model.perfect}
+        )
+        predictors.update(acc)
+    if not predictors:
+        raise InputError("name at least one --predictor field, or give --accuracy")
+    rows += _fit_rows("all", fit_ols(human, predictors))
+    if args.stepwise:
+        fit, steps = stepwise(human, predictors)
+        rows += _fit_rows("stepwise:" + " ".join(steps), fit)
+    if args.format == "json":
+        print(json.dumps(rows))
+    else:
+        for row in rows:
+            print(
+                "\t".join(
+                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                )
+            )
+    return 0
+
+
 def add_commands(sub) -> None:
-    from training.system_stats import CORPUS_METRICS, SENTENCE_METRICS
+    from scorer.evidence.system_stats import CORPUS_METRICS, SENTENCE_METRICS
 
     cmp_ = sub.add_parser(
         "compare",
@@ -322,27 +392,22 @@ def add_commands(sub) -> None:
     cmp_.add_argument("--format", choices=("table", "json"), default="table")
     cmp_.set_defaults(func=cmd_compare)
 
-    if "evaluate" not in sub.choices:  # the training commands may add their own
-        ev = sub.add_parser(
-            "evaluate",
-            help="agreement of a metric with human judgements (correlations, pairwise accuracy)",
-        )
-        ev.add_argument("--judgements", required=True, help="JSONL judgement file")
-        ev.add_argument("--human-field", default="score", help="dotted field of the human score")
-        src = ev.add_mutually_exclusive_group()
-        src.add_argument(
-            "--model", help="fluency model folder or name (default: the default model)"
-        )
-        src.add_argument("--score-field", help="evaluate a field of the file instead (auto.bleu)")
-        src.add_argument("--scores", help="evaluate these scores instead, one per judgement line")
-        ev.add_argument(
-            "--z-normalise", action="store_true", help="z-normalise per judge ('judges')"
-        )
-        ev.add_argument("--no-references", action="store_true", help="leave out is_reference lines")
-        ev.add_argument("--plot", help="PNG: metric against human score with the regression line")
-        ev.add_argument("--plot-systems", help="PNG: mean metric score per system with 95%% CIs")
-        ev.add_argument("--format", choices=("table", "json"), default="table")
-        ev.set_defaults(func=cmd_evaluate)
+    ev = sub.add_parser(
+        "evaluate",
+        help="agreement of a metric with human judgements (correlations, pairwise accuracy)",
+    )
+    ev.add_argument("--judgements", required=True, help="JSONL judgement file")
+    ev.add_argument("--human-field", default="score", help="dotted field of the human score")
+    src = ev.add_mutually_exclusive_group()
+    src.add_argument("--model", help="fluency model folder or name (default: the default model)")
+    src.add_argument("--score-field", help="evaluate a field of the file instead (auto.bleu)")
+    src.add_argument("--scores", help="evaluate these scores instead, one per judgement line")
+    ev.add_argument("--z-normalise", action="store_true", help="z-normalise per judge ('judges')")
+    ev.add_argument("--no-references", action="store_true", help="leave out is_reference lines")
+    ev.add_argument("--plot", help="PNG: metric against human score with the regression line")
+    ev.add_argument("--plot-systems", help="PNG: mean metric score per system with 95%% CIs")
+    ev.add_argument("--format", choices=("table", "json"), default="table")
+    ev.set_defaults(func=cmd_evaluate)
 
     div = sub.add_parser("diversity", help="tokens, types, TTR, distinct-n; corpus reproduction")
     div.add_argument("--system", action="append", required=True, help="outputs; repeat")
@@ -352,3 +417,16 @@ def add_commands(sub) -> None:
     div.add_argument("--lowercase", action="store_true")
     div.add_argument("--format", choices=("table", "json"), default="table")
     div.set_defaults(func=cmd_diversity)
+
+    reg = sub.add_parser(
+        "regress",
+        help="OLS of human scores on automatic measures; stepwise selection; Bangalore's model",
+    )
+    reg.add_argument("--judgements", required=True, help="JSONL judgement file")
+    reg.add_argument("--human-field", default="score", help="dotted field of the human score")
+    reg.add_argument("--predictor", action="append", default=[], help="dotted field; repeat")
+    reg.add_argument("--accuracy", action="store_true", help="add Bangalore's accuracies (parses)")
+    reg.add_argument("--stepwise", action="store_true", help="also fit by stepwise selection")
+    reg.add_argument("--no-references", action="store_true", help="leave out is_reference lines")
+    reg.add_argument("--format", choices=("table", "json"), default="table")
+    reg.set_defaults(func=cmd_regress)

@@ -1,4 +1,4 @@
-"""Per-row statistics of several systems under one metric, ready for `training.significance`.
+"""Per-row statistics of several systems under one metric, ready for `scorer.evidence.significance`.
 
 Every system answers the same inputs in the same order; row i of each matrix is its output for
 input i. Per-sentence scores (fluency, the Bangalore accuracies) are one column whose mean is

@@ -11,7 +11,7 @@ shuffled and (b) the same sentence with one adjacent swap; 0.5 is chance, below 
 feature is lower for real text. Paired: the share of sentences whose feature beats its own
 variant's (ties half).
 
-Usage: python bench/features.py [--sentences 1000] [--jobs 2] [--auc] [--batch 32 128]
+Usage: python bench/extractors.py [--sentences 1000] [--jobs 2] [--auc] [--batch 32 128]
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-# This file's name would hide the project's `features` package: take bench/ off the path.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -35,7 +32,7 @@ from features.extract import extract
 from features.parsing import load_nlp, parse
 from features.registry import all_specs
 from features.resources import Resources
-from training.train import _featurize_chunk, _init_worker, featurize
+from training.train import featurize, featurize_chunk, init_worker
 
 
 def _shuffle(text: str, rng: random.Random) -> str:
@@ -94,11 +91,11 @@ def warm_rate(texts: list[str], names: list[str], jobs: int, batch: int = 32) ->
 
     ctx = multiprocessing.get_context("spawn")
     args = (names, Resources(), True, True)
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=args) as pool:
+    with ctx.Pool(jobs, initializer=init_worker, initargs=args) as pool:
         pool.map(time.sleep, [0.5] * jobs * 2, chunksize=1)  # every worker has started and loaded
         chunks = [texts[i : i + batch] for i in range(0, len(texts), batch)]
         t0 = time.perf_counter()
-        for _ in pool.imap(_featurize_chunk, chunks):
+        for _ in pool.imap(featurize_chunk, chunks):
             pass
         return len(texts) / (time.perf_counter() - t0)
 
