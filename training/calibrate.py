@@ -1,0 +1,300 @@
+"""`fluency calibrate`: a second stage that maps the GLEU distance to what people say.
+
+The GLEU stage ranks real sentences above generated ones; how far apart it puts two texts need
+not match how far apart people put them, and its features mean different things across genres.
+Foster (2008, section 5) and Bangalore et al. (2000, section 4) regress human scores on metrics;
+this does the same on top of the GLEU model: a scikit-learn regressor from the GLEU distance,
+every feature and the length to human scores z-normalised per judgement file (files rate on
+different scales: 1-3, 1-6, 0-100, minus an error penalty).
+
+The regressor and its settings are chosen by leave-one-file-out cross-validation: each
+candidate is fitted on all files but one and scored by its Spearman on that one, so the choice
+rewards what carries over to a genre it has not seen. The chosen candidate is then fitted on
+every file and saved beside the GLEU stage (`calibration.joblib`, its hash in the card).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from features.errors import InputError
+
+if TYPE_CHECKING:
+    from scorer.scoring import FluencyScorer
+
+__all__ = [
+    "CANDIDATES",
+    "JudgedFile",
+    "add_commands",
+    "calibrate",
+    "judged_file",
+    "leave_one_file_out",
+]
+
+logger = logging.getLogger(__name__)
+GLEU_COLUMN = "gleu"
+CALIBRATION_FILE = "calibration.joblib"
+
+
+def _candidates() -> dict[str, Any]:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.linear_model import HuberRegressor, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    out: dict[str, Any] = {}
+    for alpha in (1.0, 10.0, 100.0, 1000.0):
+        out[f"ridge(alpha={alpha:g})"] = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
+    out["huber(epsilon=1.35)"] = make_pipeline(StandardScaler(), HuberRegressor(max_iter=500))
+    for depth in (2, 3):
+        out[f"gbrt(depth={depth})"] = HistGradientBoostingRegressor(
+            max_depth=depth, learning_rate=0.05, max_iter=200, random_state=12345
+        )
+    return out
+
+
+CANDIDATES: tuple[str, ...] = (
+    "ridge(alpha=1)",
+    "ridge(alpha=10)",
+    "ridge(alpha=100)",
+    "ridge(alpha=1000)",
+    "huber(epsilon=1.35)",
+    "gbrt(depth=2)",
+    "gbrt(depth=3)",
+)
+
+
+@dataclass(frozen=True)
+class JudgedFile:
+    """One judgement file, scored: the rows kept, their GLEU scores and features, and the
+    human scores z-normalised within the file."""
+
+    name: str
+    texts: list[str]
+    groups: list[str]
+    human: np.ndarray  # raw human scores
+    gleu: np.ndarray
+    features: list[dict[str, float]]
+    n_left_out: int  # empty and failed ("null") outputs
+
+    @property
+    def target(self) -> np.ndarray:
+        sd = float(np.std(self.human))
+        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
+
+
+def is_failed_output(text: str) -> bool:
+    """Empty text and the literal placeholders failed systems print ("null", "none")."""
+    norm = " ".join(text.split()).lower()
+    return norm in ("", "null", "none")
+
+
+def judged_file(
+    scorer: FluencyScorer,
+    path: str | Path,
+    *,
+    field: str = "score",
+    n_jobs: int = 1,
+    cache_dir: str | Path | None = None,
+) -> JudgedFile:
+    """Score every kept output of a judgement file with the GLEU stage (features included).
+    Human reference texts are left out; so are empty and failed outputs, and counted."""
+    from scorer.evidence.judgements import read_judgements
+
+    path = Path(path)
+    items = [j for j in read_judgements(path) if not j.is_reference]
+    kept = [j for j in items if not is_failed_output(j.text)]
+    texts = [" ".join(j.text.split()) for j in kept]
+    cache = _cache_path(cache_dir, path, scorer, texts)
+    if cache is not None and cache.is_file():
+        stored = json.loads(cache.read_text())
+        gleu, rows = np.asarray(stored["gleu"], dtype=float), stored["features"]
+    else:
+        gleu, rows = _score(scorer, texts, n_jobs)
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps({"gleu": gleu.tolist(), "features": rows}))
+    return JudgedFile(
+        name=path.stem,
+        texts=texts,
+        groups=[str(j.group) for j in kept],
+        human=np.array([float(j.get(field)) for j in kept]),
+        gleu=gleu,
+        features=rows,
+        n_left_out=len(items) - len(kept),
+    )
+
+
+def _cache_path(cache_dir, path: Path, scorer: FluencyScorer, texts: Sequence[str]):
+    if cache_dir is None:
+        return None
+    h = hashlib.sha256(str(scorer.card.get("model_sha256", "")).encode())
+    for t in texts:
+        h.update(t.encode() + b"\n")
+    return Path(cache_dir) / f"{path.stem}-{h.hexdigest()[:16]}.json"
+
+
+def _score(scorer: FluencyScorer, texts: list[str], n_jobs: int):
+    """GLEU scores and feature rows, as `FluencyScorer.score_texts` gives them, in `n_jobs`
+    worker processes for long files."""
+    from features.placeholders import fill_placeholders
+    from features.segment import segment
+    from training.train import featurize
+
+    seg = segment(fill_placeholders(texts, scorer.placeholders), by_sentence=False)
+    names = scorer.pipeline.named_steps["extract"].features_
+    rows = featurize(seg.sentences, names, scorer.resources, n_jobs=n_jobs)
+    gleu = np.asarray(seg.mean(scorer.pipeline[1:].decision_function(rows)), dtype=float)
+    return gleu, seg.mean_rows(rows)
+
+
+def design(files: Sequence[JudgedFile], columns: Sequence[str]) -> np.ndarray:
+    """The calibration inputs: the GLEU distance, then every feature column in `columns`."""
+    blocks = []
+    for f in files:
+        feats = np.array([[row[c] for c in columns] for row in f.features], dtype=float)
+        blocks.append(np.column_stack([f.gleu, feats]) if len(f.gleu) else np.empty((0, 0)))
+    return np.vstack(blocks)
+
+
+def leave_one_file_out(
+    files: Sequence[JudgedFile], columns: Sequence[str], candidates: Mapping[str, Any]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{candidate: {held-out file: {"spearman", "group_kendall"}}}: each candidate fitted on
+    every file but one and judged on that one."""
+    from scipy.stats import spearmanr
+    from sklearn.base import clone
+
+    from scorer.evidence.agreement import per_group_kendall
+
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, estimator in candidates.items():
+        out[name] = {}
+        for k, held in enumerate(files):
+            train = [f for i, f in enumerate(files) if i != k]
+            model = clone(estimator).fit(design(train, columns), _targets(train))
+            pred = model.predict(design([held], columns))
+            out[name][held.name] = {
+                "spearman": float(spearmanr(pred, held.human).statistic),
+                "group_kendall": per_group_kendall(pred, held.human, held.groups).mean_tau,
+            }
+    return out
+
+
+def _targets(files: Sequence[JudgedFile]) -> np.ndarray:
+    return np.concatenate([f.target for f in files])
+
+
+def calibrate(
+    scorer: FluencyScorer,
+    source: str | Path,
+    judgements: Sequence[str | Path],
+    out: str | Path,
+    *,
+    field: str = "score",
+    n_jobs: int = 1,
+    cache_dir: str | Path | None = None,
+    candidates: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
+    bundle at `out`: the GLEU stage (`scorer`, loaded from the folder `source`) copied as it
+    is, `calibration.joblib`, and the card with a `calibration` section (inputs, choice,
+    per-file held-out figures). Returns that section."""
+    import joblib
+    import sklearn
+    from tqdm import tqdm
+
+    from scorer.model import CARD_FILE, MODEL_FILE, sha256_file
+
+    if len(judgements) < 2:
+        raise InputError("give at least two --judgements files: the choice is leave-one-file-out")
+    pool = _candidates()
+    chosen = list(candidates or pool)
+    unknown = [c for c in chosen if c not in pool]
+    if unknown:
+        raise InputError(f"unknown regressor(s) {unknown}; choose from {sorted(pool)}")
+    files = [
+        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir)
+        for p in tqdm(judgements, desc="judgement files", unit=" file")
+    ]
+    columns = list(scorer.card["feature_columns"])
+    lofo = leave_one_file_out(files, columns, {c: pool[c] for c in chosen})
+    mean = {c: float(np.mean([r["spearman"] for r in lofo[c].values()])) for c in chosen}
+    best = max(chosen, key=lambda c: mean[c])
+    final = sklearn.base.clone(pool[best]).fit(design(files, columns), _targets(files))
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    src = Path(source)
+    if src.resolve() != out.resolve():
+        shutil.copyfile(src / MODEL_FILE, out / MODEL_FILE)
+    joblib.dump(final, out / CALIBRATION_FILE, compress=3)
+    section = {
+        "inputs": [GLEU_COLUMN, *columns],
+        "target": f"{field}, z-normalised within each judgement file",
+        "regressor": best,
+        "sha256": sha256_file(out / CALIBRATION_FILE),
+        "selection": "leave-one-file-out mean Spearman",
+        "leave_one_file_out": lofo,
+        "mean_spearman": mean,
+        "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in files},
+        "gleu_model": str(scorer.card.get("name")),
+    }
+    card = dict(scorer.card)
+    card.update(name=out.name, calibration=section)
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return section
+
+
+def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
+    from scorer.scoring import load_configured
+
+    model = args.model or config["MODEL_PATH"]
+    source = Path(model) if Path(model).exists() else Path(config["MODELS_DIR"]) / model
+    section = calibrate(
+        load_configured(str(source), config),
+        source,
+        args.judgements,
+        args.out,
+        field=args.human_field,
+        n_jobs=args.jobs,
+        cache_dir=args.cache or None,
+        candidates=args.regressor or None,
+    )
+    files = list(next(iter(section["leave_one_file_out"].values())))
+    print("| regressor | " + " | ".join(files) + " | mean |")
+    print("|---" * (len(files) + 2) + "|")
+    for name, per_file in section["leave_one_file_out"].items():
+        cells = [f"{per_file[f]['spearman']:.3f}" for f in files]
+        mark = " (chosen)" if name == section["regressor"] else ""
+        print(
+            f"| {name}{mark} | " + " | ".join(cells) + f" | {section['mean_spearman'][name]:.3f} |"
+        )
+    print(f"wrote {args.out}: {section['regressor']}")
+    return 0
+
+
+def add_commands(sub) -> None:
+    cal = sub.add_parser(
+        "calibrate",
+        help="fit a second stage from the GLEU score and features to human judgements",
+        description="Chooses the regressor by leave-one-file-out Spearman; writes a bundle.",
+    )
+    cal.add_argument("--model", help="the GLEU model (folder or name; default: the default)")
+    cal.add_argument("--judgements", nargs="+", required=True, help="JSONL judgement files")
+    cal.add_argument("--human-field", default="score", help="dotted field of the human score")
+    cal.add_argument("--out", required=True, help="the bundle to write (models/NAME)")
+    cal.add_argument("--jobs", type=int, default=2, help="feature worker processes")
+    cal.add_argument("--cache", default="build/calibrate", help="feature cache folder ('' off)")
+    cal.add_argument("--regressor", action="append", default=[], help="candidates to try")
+    cal.set_defaults(func=cmd_calibrate)
