@@ -8,7 +8,7 @@ split where its writer ended a sentence, each sentence is scored, and the text's
 mean of its sentences' scores weighted by their token counts. A single sentence is unchanged.
 
 Measured, it is not the better default: on WebNLG 2017 reading texts whole agrees better with
-human fluency, for the model and for single features alike (`models/default/README.md`), so the
+human fluency, for the model and for single features alike (docs/model.md), so the
 scorer splits only when asked (`FluencyScorer.score_texts(by_sentence=True)`, `fluency score
 --by-sentence`, `fluency compare-models --by-sentence`).
 
@@ -27,7 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Segmentation", "segment", "split_sentences"]
+from features.errors import InputError
+
+__all__ = ["AGGREGATES", "Segmentation", "resolve_aggregate", "segment", "split_sentences"]
+
+# How a text's value is made from its sentences' values (`Segmentation.aggregate`):
+# "whole": the text is not split, it is read as one sentence; "weighted": the mean of its
+# sentences weighted by their token counts; "mean": the plain mean of its sentences; "min": its
+# least fluent sentence (a text is as fluent as its worst sentence). One sentence: all the same.
+AGGREGATES = ("whole", "weighted", "mean", "min")
+DEFAULT_AGGREGATE = "whole"
 
 
 @functools.cache
@@ -78,6 +87,41 @@ class Segmentation:
             return values[:0]
         return np.stack([w @ values[i] for i, w in zip(self.index, self.weights, strict=True)])
 
+    def aggregate(self, values: Sequence[float] | np.ndarray, how: str) -> np.ndarray:
+        """Per-sentence values (n_sentences,) -> one per text, folded as `how` says
+        (`AGGREGATES`; "whole" segmentations hold one sentence a text, so any fold is exact)."""
+        values = np.asarray(values, dtype=float)
+        if how in ("whole", "weighted"):
+            return self.mean(values)
+        if len(self.index) == 0:
+            return values[:0]
+        if how == "mean":
+            return np.array([values[i].mean() for i in self.index])
+        if how == "min":
+            return np.array([values[i].min() for i in self.index])
+        raise InputError(f"unknown aggregate {how!r}; choose from {', '.join(AGGREGATES)}")
+
+    def aggregate_rows(
+        self,
+        rows: Sequence[dict[str, float]],
+        how: str,
+        values: Sequence[float] | np.ndarray | None = None,
+    ) -> list[dict[str, float]]:
+        """Feature rows per sentence -> one per text, the way `aggregate` folds the scores:
+        token-weighted or plain means; for "min", the row of the sentence whose value (`values`,
+        the per-sentence scores) is lowest, so a text's features explain its score."""
+        if how in ("whole", "weighted"):
+            return self.mean_rows(rows)
+        if how == "mean":
+            plain = [np.full(len(i), 1.0 / len(i)) for i in self.index]
+            return Segmentation(self.sentences, self.index, plain).mean_rows(rows)
+        if how == "min":
+            if values is None:
+                raise InputError('aggregate "min" needs the per-sentence values to pick rows')
+            values = np.asarray(values, dtype=float)
+            return [dict(rows[i[int(np.argmin(values[i]))]]) for i in self.index]
+        raise InputError(f"unknown aggregate {how!r}; choose from {', '.join(AGGREGATES)}")
+
     def mean_rows(self, rows: Sequence[dict[str, float]]) -> list[dict[str, float]]:
         """Feature rows per sentence -> one row per text, each value its token-weighted mean
         (a single-sentence text keeps its row exactly)."""
@@ -92,6 +136,20 @@ class Segmentation:
             else:
                 out.append(dict(zip(keys, (w @ table[i]).tolist(), strict=True)))
         return out
+
+
+def resolve_aggregate(by_sentence: bool | None = None, aggregate: str | None = None) -> str:
+    """The aggregate a caller asked for: `aggregate` if given, else `by_sentence` (True: the
+    token-weighted mean, False: whole), else `DEFAULT_AGGREGATE`."""
+    if aggregate is not None:
+        if aggregate not in AGGREGATES:
+            raise InputError(
+                f"unknown aggregate {aggregate!r}; choose from {', '.join(AGGREGATES)}"
+            )
+        return aggregate
+    if by_sentence is not None:
+        return "weighted" if by_sentence else "whole"
+    return DEFAULT_AGGREGATE
 
 
 def segment(texts: Sequence[str], *, by_sentence: bool = True) -> Segmentation:

@@ -13,7 +13,7 @@ from typing import Any
 from features.parsing import parse
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
-from features.segment import segment
+from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from scorer.errors import InputError, ModelLoadError
 from scorer.model import load_model, sha256_file
@@ -35,7 +35,7 @@ class Score:
     text: str
     score: float  # > 0: on the side of real sentences; larger is more fluent
     features: dict[str, float] = field(default_factory=dict)
-    n_sentences: int = 1  # sentences the text was split into (score: their token-weighted mean)
+    n_sentences: int = 1  # sentences the text was read as (1 when read whole)
 
 
 def check_texts(
@@ -166,25 +166,28 @@ class FluencyScorer:
         *,
         with_features: bool = False,
         parsed: Mapping[str, Sentence] | None = None,
-        by_sentence: bool = False,
+        by_sentence: bool | None = None,
+        aggregate: str | None = None,
     ) -> list[Score]:
-        """Score raw texts (callers check the input), each whole, as one sentence; texts in the
-        cache are not parsed again, nor is a text found in `parsed` (text -> Sentence).
+        """Score raw texts (callers check the input); texts and sentences in the cache are not
+        parsed again, nor is one found in `parsed` (text -> Sentence).
 
-        `by_sentence=True` splits each text at its own sentence-final punctuation
-        (`features.segment`) and gives the token-weighted mean of its sentences' scores and
-        feature values. The model is sentence-level, yet on WebNLG 2017 (899 of 2,230 outputs
-        have several sentences) reading texts whole agrees better with human fluency, for the
-        model (Spearman 0.277 against 0.259) and for single features alike (models/default/
-        README.md), so whole is the default.
+        `aggregate` says how a text of several sentences is read (`features.segment`): "whole"
+        (as one sentence), or split at its own sentence-final punctuation and folded into one
+        value, "weighted" (token-weighted mean), "mean" or "min" (its least fluent sentence);
+        feature values are folded the same way. Unset: `by_sentence` (True "weighted", False
+        "whole"), else `features.segment.DEFAULT_AGGREGATE`, chosen with `fluency benchmark`
+        (docs/agreement.md). A text of one sentence scores the same under every choice.
 
         Slot placeholders (`self.placeholders`) are read as a name first; each Score keeps the
         text as given."""
-        seg = segment(fill_placeholders(texts, self.placeholders), by_sentence=by_sentence)
+        how = resolve_aggregate(by_sentence, aggregate)
+        filled = fill_placeholders(texts, self.placeholders)
+        seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.pipeline[1:].decision_function(rows) if rows else []
-        scores = seg.mean(values)
-        text_rows = seg.mean_rows(rows) if with_features else [{} for _ in texts]
+        scores = seg.aggregate(values, how)
+        text_rows = seg.aggregate_rows(rows, how, values) if with_features else [{} for _ in texts]
         return [
             Score(t, float(v), row, len(i))
             for t, v, row, i in zip(texts, scores, text_rows, seg.index, strict=True)
@@ -201,9 +204,16 @@ class FluencyScorer:
             parsed={s.text: s for s in sentences},
         )
 
-    def score(self, texts: Sequence[str], *, by_sentence: bool = False) -> list[float]:
+    def score(
+        self,
+        texts: Sequence[str],
+        *,
+        by_sentence: bool | None = None,
+        aggregate: str | None = None,
+    ) -> list[float]:
         """One fluency score per text, same order (see `score_texts`)."""
-        return [s.score for s in self.score_texts(check_texts(texts), by_sentence=by_sentence)]
+        scored = self.score_texts(check_texts(texts), by_sentence=by_sentence, aggregate=aggregate)
+        return [s.score for s in scored]
 
     def score_detailed(self, texts: Sequence[str]) -> list[Score]:
         return self.score_texts(check_texts(texts), with_features=True)
