@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-# bench/ holds features.py and http.py, whose names would hide the project's `features` package
-# and the standard library's `http`: take bench/ off the path, import helpers as `bench._data`.
+# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
+# the path, import helpers as `bench._data`.
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))

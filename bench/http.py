@@ -2,7 +2,7 @@
 
 For each concurrency (default 1, 4, 16 clients, each a thread with its own keep-alive
 session, sending back to back) it runs for a bounded time and prints requests/s, latency
-percentiles and errors. /healthz at the same concurrencies, in the same session, is the
+percentiles and errors. /healthz at the same concurrencies, in the same run, is the
 baseline: the cost of HTTP, gunicorn and Flask alone. The ratio says what scoring adds.
 
 `rerank` sends a new n-best list every request (a Reuters test sentence of 15-25 words when

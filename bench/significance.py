@@ -1,7 +1,7 @@
 """Seconds per paired test: 10,000 AR shuffles / 1,000 bootstrap resamples of N rows.
 
-Per-sentence score (one column, mean): the issue asks for 10,000 randomizations of 2,000
-sentences well under a second. BLEU (9 statistics per row, sacrebleu's score per trial) is
+Per-sentence score (one column, mean): 10,000 randomizations of 2,000 sentences should take
+well under a second. BLEU (9 statistics per row, sacrebleu's score per trial) is
 timed beside it, with sacrebleu's own AR test on the same rows as the baseline.
 Usage: python bench/significance.py [--rows 2000] [--repeat 3]
 """
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-# bench/ holds features.py and http.py, whose names would hide the project's `features` package
-# and the standard library's `http`: take bench/ off the path, import helpers as `bench._data`.
+# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
+# the path, import helpers as `bench._data`.
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))

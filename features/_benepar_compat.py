@@ -8,8 +8,8 @@ transformers is absent, a stand-in module is placed in `sys.modules` only while 
 import, then removed: other code that imports transformers later still gets an ImportError, and
 a checkpoint that does ask for a pre-trained encoder fails with a message saying why.
 
-(The issue expected benepar to import `tokenizations` (pytokenizations), which has no wheel here;
-benepar 0.2.0, the release on PyPI, does not import it, so no alias for it is needed.)
+benepar 0.2.0, the release on PyPI, does not import `tokenizations` (pytokenizations, which has
+no wheel here), so no stand-in is needed for it.
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ the fluency signals: a fluent sentence parses whole, cheaply, with many valid li
 Each sentence is parsed once, with null counts 0 then 1 (`_MAX_NULLS`): Link Grammar tries no
 null words first and allows one only when nothing links, as its command-line parser does, but
 capped. That one call gives exactly what a strict parse followed by a parse with a null gives, a
-little faster (measured: see below `_SHORT_LENGTH`). The parse is bounded by
+little faster (`tests/features/test_linkgrammar.py` checks the identity). The parse is bounded by
 Link Grammar's own `max_parse_time` and `linkage_limit` (from `Resources`); a timeout becomes
 the `timeout` flag with the "nothing linked" values, never an exception or a hang.
 
 Input: the Sentence's tokens joined with single spaces (Link Grammar re-tokenises them; keeping
-spaCy's tokens means every extractor sees the same words), proper nouns capitalised (v5, see
+spaCy's tokens means every extractor sees the same words), proper nouns capitalised (see
 `_PROPER`: the dictionary knows an unknown name only by its capital). Only the first
 `MAX_WORDS` tokens are parsed: parse time grows steeply with length and, past ~60 words, even
 the timeout overshoots by seconds. Control and format characters become spaces first: Link
@@ -40,41 +40,14 @@ logger = logging.getLogger(__name__)
 
 MAX_WORDS = 60  # tokens parsed per sentence; the rest are ignored (see the module docstring)
 # Null parsing tries 1, 2, ... skipped words until something links, each try dearer than the
-# last; past a few nulls a sentence is plainly broken and the search only burns time. Measured on
-# 80 shuffled Reuters test sentences (1 s limit, short_length 8): any number of nulls 6.3
-# sentences/s with 6% timeouts, at most 6 nulls 11/s, at most 3 nulls 26/s with none. Past the
-# cap, `many_nulls` says so. v1-v3: 3; v4: 1 (see the v4 note below).
+# last; past one null a sentence is plainly broken and the search only burns time, so the cap
+# is 1 and `many_nulls` says when it was reached.
 _MAX_NULLS = 1
-# Link Grammar's limit on the length of "short" links (the CLI default is 16). v1/v2: 8, which made
-# shuffled text 1.5x faster to parse (4.1 -> 6.3 sentences/s, 80 sentences); on 500 real Reuters
-# test sentences, full parses went from 76.0% to 74.6%. v3: 6. Measured on 200 Reuters test
-# sentences of 15-25 words, the same with one adjacent swap and shuffled (one process, linkage
-# limit 100, up to 3 nulls; /tmp script in session 4): real text 12.95 -> 10.53 ms a sentence
-# (all three sets 16.8 -> 13.0), full parses of real text the same (0.710), and the null
-# ratio separates better: AUC real-vs-swap 0.653 -> 0.664, real-vs-shuffled 0.967 -> 0.970.
-# v4: 4 (see the v4 note below).
+# Link Grammar's limit on the length of "short" links (its CLI default is 16). 4, with the
+# linkage limit of 30 in `Resources`, keeps Link Grammar near 5 ms a sentence while the null
+# ratio separates real text from swapped text as well as with looser limits. The measurements
+# behind these options, version by version: docs/benchmarks.md, "Link Grammar options".
 _SHORT_LENGTH = 4
-# Session 5: one call with null counts 0..3 instead of a no-null call and then, when that found
-# nothing, a second call with 1..3 on the same Sentence. Link Grammar does the same search
-# either way: on 300 Reuters test sentences of 15-25 words (1 process) null counts, linkages
-# found and valid linkages were identical for all 300, and the time 11.23 -> 10.73 ms a sentence
-# (/tmp script; `tests/features/test_linkgrammar.py` checks the identity on shuffled text).
-# v2: `Resources.linkgrammar_max_linkages` is 100 (v1: 1000). Link Grammar post-processes up to
-# that many linkages per parse (a random sample when it counts more), and that step was two
-# thirds of its time. Measured on 200 Reuters test sentences of 15-25 words, the same sentences
-# with one adjacent swap and shuffled (/tmp script, 1 process, short_length 8, up to 3 nulls):
-# 1000 -> 100 took real text from 39.8 to 13.6 ms a sentence (swap 52.8 -> 16.6, shuffled
-# 43.4 -> 23.4), full parses stayed 0.81 / 0.48 / 0.01 and the null ratio's AUC real-vs-swap
-# 0.668 -> 0.666; at 10 full parses fell to 0.77 (the valid linkage is not always sampled).
-# v4 (session 6), for the speed target: linkage limit 30 (`Resources`), short links of at most 4
-# words, at most 1 null. Measured on 300 Reuters test sentences of 15-25 words, the same with one
-# adjacent swap and shuffled (one process; `build/exp/lgopts.py`, not shipped), v3 -> v4: real
-# text 9.26 -> 5.36 ms a sentence (swap 9.89 -> 5.62, shuffled 12.32 -> 4.42); full parses of real
-# text 0.707 -> 0.653, of swapped 0.433 -> 0.377 (the same gap); AUC real-vs-swap of null_ratio
-# 0.642 both, of log_valid_linkages 0.518 -> 0.556; real-vs-shuffled null_ratio 0.968 -> 0.927
-# but log_valid_linkages, valid_ratio, disjunct_cost, link_cost 0.65-0.77 -> 0.88-0.90 (the
-# "nothing linked" coding now covers most shuffles). Short length 3 lost more full parses (0.557)
-# and separated worse; linkage limits 20 and 50 changed little.
 
 NAMES = (
     "null_ratio",
@@ -131,17 +104,10 @@ def _load(resources) -> _Parser:
     return _Parser(dictionary, options)
 
 
-# v5 (session 7): a token spaCy tags as a proper noun (NNP, NNPS) reaches Link Grammar with a
-# capital. Its dictionary lists few names; it reads an unknown capitalised word as a proper noun
-# (which may also modify: "the Hawthorne area"), but an unknown lower-case one only as a common
-# noun, so the lower-cased names of NLG output ("22 hawthorne street", "hong kong clay pot
-# restaurant"; WebNLG 2017 outputs are all lower case) cost null words their writers did not
-# cause. Full parses of ../shared/dev system outputs, v4 -> v5: WebNLG 0.338 -> 0.492, SF hotels
-# 0.529 -> 0.569, SF restaurants 0.414 -> 0.435; of the default training texts 2.9% change at
-# all. The default recipe refitted on v5 (build/exp2 scratch fits), Spearman with people
-# (WebNLG / BAGEL / SF hotels / SF restaurants) 0.499 / 0.345 / 0.265 / 0.263 -> 0.515 / 0.346
-# / 0.272 / 0.271, and with training seed 777 0.518 / 0.331 / 0.259 / 0.259 -> 0.532 / 0.331 /
-# 0.262 / 0.265. The same for benepar's input did not help (0.516 / 0.346 / 0.273 / 0.271).
+# A token spaCy tags as a proper noun (NNP, NNPS) reaches Link Grammar with a capital. Its
+# dictionary reads an unknown capitalised word as a proper noun, but an unknown lower-case one
+# only as a common noun, so the lower-cased names of NLG output ("22 hawthorne street") would
+# cost null words their writers did not cause. Figures: docs/model.md, "Link Grammar".
 _PROPER = ("NNP", "NNPS")
 
 

@@ -10,12 +10,8 @@ gets back is the one they sent.
 
 The stand-in is "Smith": capitalised, so spaCy and Link Grammar take it for a proper noun that
 can also modify ("the Smith area"), and the most frequent of the names tried in the default
-language model's unigrams (log10 p -4.05), so the LM does not read it as rare. Measured on
-../shared/dev BAGEL naturalness (404 system outputs, all with "X"; build/exp2 scratch script,
-session 7), Spearman of the default model against its best single feature with the same
-filling: "X" kept 0.256 against 0.318; Smith 0.347 against 0.325; London 0.350 against 0.335;
-Alimentum (a BAGEL restaurant name) 0.364 against 0.335; Smith, Jones, Brown in turn 0.351
-against 0.330. Smith was chosen before these figures, by the rule above.
+language model's unigrams (log10 p -4.05), so the LM does not read it as rare. Other stand-ins
+agree with people about as well (docs/model.md, "Slot placeholders").
 
 Off with an empty list of placeholders (`FLUENCY_PLACEHOLDERS=` or `fluency --placeholders ""`),
 for text where a lone "X" is a word ("Malcolm X"); filling it with a name changes its fluency

@@ -1,13 +1,11 @@
 """Cheap surface signals. The model needs them to discount length in the other features.
 
-v2 (session 6) adds `junk_ratio`: symbols and emoji where words should be. Without it the model
-had never seen such text and extrapolated: "🙂 ★ ☃ ∑" scored 2.92, far above any real sentence
-(0.39 for "The company said profits rose."), since Link Grammar links the symbols as unknown
-words, spaCy parses them confidently and the language model's low probability was offset by
-the unigram term of SLOR. `non_alpha_ratio` cannot carry it: numbers and punctuation are also
-non-alphabetic, and raters of restaurant and hotel outputs favour them (Spearman 0.243 on SF
-hotels). With `junk_ratio` and the "garbage" negatives (`training/negatives.py`) the same text
-scores far below every real sentence.
+`junk_ratio` counts symbols and emoji where words should be. The other signals miss them: Link
+Grammar links the symbols as unknown words, spaCy parses them confidently, and SLOR's unigram
+term offsets the language model's low probability. `non_alpha_ratio` cannot carry it, since
+numbers and punctuation are non-alphabetic too and raters of restaurant and hotel outputs
+favour them. With `junk_ratio` and the "garbage" negatives (`training/negatives.py`) symbol
+debris scores far below every real sentence (figures: docs/model.md, "Negatives").
 """
 
 from __future__ import annotations

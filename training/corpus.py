@@ -129,10 +129,9 @@ def read_corpus(
     `max_passage` sentences that follow each other in the same paragraph, kept whole as one item
     of at most `max_tokens` tokens. Generators often write several sentences (40% of WebNLG 2017's
     outputs); a model that saw only single sentences learns that a second sentence root is a
-    fragment, a sign of word salad, and ranks well-formed multi-sentence texts low. Measured
-    (session 5, `fluency train --passage-share 0.3`): it did not help, neither on ../shared/dev
-    (WebNLG 0.497 against 0.503) nor on a two-sentence text against its run-on version, so the
-    default is 0 (models/default/README.md).
+    fragment, a sign of word salad, and ranks well-formed multi-sentence texts low. Passages did
+    not help, neither with human judgements nor on a two-sentence text against its run-on
+    version, so the default is 0 (docs/model.md, "Decisions").
     """
     if not 0.0 <= passage_share < 1.0:
         raise InputError(f"passage share must lie in [0, 1); got {passage_share}")

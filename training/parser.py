@@ -47,8 +47,8 @@ logger = logging.getLogger(__name__)
 # and ship in a few MB.
 HPARAMS: dict[str, Any] = {
     "batch_size": 32,
-    # benepar: 5e-5 (BERT fine-tuning); 8e-4 in its from-scratch era. Session 6, 30 minutes on
-    # one thread each, same seed: 0.001 -> dev F1 73.9 (33 minutes), 0.002 -> 79.6, 0.003 -> 79.7.
+    # benepar: 5e-5 (BERT fine-tuning); 8e-4 in its from-scratch era. 0.003 reaches the best dev
+    # F1 in 30 minutes on one thread (docs/model.md, "The constituency parser").
     "learning_rate": 0.003,
     "learning_rate_warmup_steps": 160,
     "clip_grad_norm": 0.0,
