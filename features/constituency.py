@@ -36,9 +36,11 @@ __all__ = [
     "ParserInput",
     "benepar_modules",
     "load_parser",
+    "parse_constituency",
     "parser_words",
     "save_parser",
     "score_parses",
+    "word_tokens",
 ]
 
 logger = logging.getLogger(__name__)
@@ -92,6 +94,8 @@ class ParseStats:
     log_z: float  # log partition over all trees (natural log)
     labels: tuple[str, ...]  # phrasal labels of the best tree, unary chains split, preorder
     max_depth: int  # most phrasal nodes above any word
+    # The best tree's nodes, preorder: (first word, end word exclusive, label chain "S::VP").
+    nodes: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def logprob(self) -> float:
@@ -195,13 +199,18 @@ def _score_batch(parser, bp, inputs: Sequence[ParserInput]) -> list[ParseStats]:
 def _stats(decoder, chart, n: int, best: float, log_z: float) -> ParseStats:
     tree = decoder.compressed_output_from_chart(chart)
     labels: list[str] = []
+    nodes: list[tuple[int, int, str]] = []
     depth = [0] * n
     for start, end, label_id in zip(tree.starts, tree.ends, tree.labels, strict=True):
         chain = [x for x in decoder.label_from_index[int(label_id)].split("::") if x]
         labels.extend(chain)
+        if chain:
+            nodes.append((int(start), int(end), "::".join(chain)))
         for i in range(start, end):
             depth[i] += len(chain)
-    return ParseStats(n, float(best), float(log_z), tuple(labels), max(depth, default=0))
+    return ParseStats(
+        n, float(best), float(log_z), tuple(labels), max(depth, default=0), tuple(nodes)
+    )
 
 
 def _load(resources: Resources):
@@ -228,26 +237,36 @@ def constituency(sentences: Sequence[Sentence], resources: Resources | None = No
 
     Per-word figures are averaged so that length, a feature of its own, isn't counted twice.
     Only the first MAX_TOKENS words are parsed. Texts with no words: all zeros."""
+    return [row for row, _ in parse_constituency(sentences, resources)]
+
+
+def parse_constituency(
+    sentences: Sequence[Sentence], resources: Resources | None = None
+) -> list[tuple[dict[str, float], ParseStats | None]]:
+    """`constituency`'s rows, each with the best tree it read them from (None for a text with
+    no words); `ParseStats.nodes` index `parser_words`, `word_tokens` maps them to tokens."""
     resources = resources if resources is not None else Resources()
     parser = resources.get("benepar", _load)
     words = [parser_words(s.tokens) for s in sentences]
     todo = [i for i, w in enumerate(words) if w]
     parsed = dict(zip(todo, score_parses(parser, [words[i] for i in todo]), strict=True))
-    rows = []
-    for i in range(len(sentences)):
-        stats = parsed.get(i)
-        if stats is None:
-            rows.append(dict.fromkeys(NAMES, 0.0))
-            continue
-        n_nodes = max(len(stats.labels), 1)
-        rows.append(
-            {
-                "score_per_word": _finite(stats.best_score / stats.n_words),
-                "logprob_per_word": _finite(stats.logprob / stats.n_words),
-                "frag_ratio": stats.labels.count("FRAG") / n_nodes,
-                "x_ratio": stats.labels.count("X") / n_nodes,
-                "max_depth": float(stats.max_depth),
-                "root_clause": float(bool(stats.labels) and stats.labels[0] in CLAUSES),
-            }
-        )
-    return rows
+    return [(_row(parsed.get(i)), parsed.get(i)) for i in range(len(sentences))]
+
+
+def word_tokens(tokens: Sequence[str], max_tokens: int = MAX_TOKENS) -> list[int]:
+    """For each word `parser_words` keeps, the index of its token."""
+    return [i for i, t in enumerate(tokens) if t.strip()][:max_tokens]
+
+
+def _row(stats: ParseStats | None) -> dict[str, float]:
+    if stats is None:
+        return dict.fromkeys(NAMES, 0.0)
+    n_nodes = max(len(stats.labels), 1)
+    return {
+        "score_per_word": _finite(stats.best_score / stats.n_words),
+        "logprob_per_word": _finite(stats.logprob / stats.n_words),
+        "frag_ratio": stats.labels.count("FRAG") / n_nodes,
+        "x_ratio": stats.labels.count("X") / n_nodes,
+        "max_depth": float(stats.max_depth),
+        "root_clause": float(bool(stats.labels) and stats.labels[0] in CLAUSES),
+    }

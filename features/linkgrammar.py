@@ -23,6 +23,8 @@ reaches it.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
 import math
 import unicodedata
@@ -34,7 +36,14 @@ from features.errors import ModelLoadError
 from features.registry import feature
 from features.sentence import Sentence
 
-__all__ = ["MAX_WORDS", "linkgrammar_features", "parse_one"]
+__all__ = [
+    "MAX_WORDS",
+    "NULL_SEARCH",
+    "linkgrammar_features",
+    "linkgrammar_nulls",
+    "parse_one",
+    "parse_with_nulls",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +52,9 @@ MAX_WORDS = 60  # tokens parsed per sentence; the rest are ignored (see the modu
 # last; past one null a sentence is plainly broken and the search only burns time, so the cap
 # is 1 and `many_nulls` says when it was reached.
 _MAX_NULLS = 1
+# Null words `parse_with_nulls` looks for to say which words a broken sentence loses: 2 and 3 cost
+# a few milliseconds more on such a sentence, and the features never read them.
+NULL_SEARCH = 3
 # Link Grammar's limit on the length of "short" links (its CLI default is 16). 4, with the
 # linkage limit of 30 in `Resources`, keeps Link Grammar near 5 ms a sentence while the null
 # ratio separates real text from swapped text as well as with looser limits. The measurements
@@ -112,7 +124,13 @@ _PROPER = ("NNP", "NNPS")
 
 
 def _clean(sentence: Sentence) -> list[str]:
-    words = []
+    return _words(sentence)[0]
+
+
+def _words(sentence: Sentence) -> tuple[list[str], list[int]]:
+    """The words Link Grammar is given, and for each the index of the token it came from."""
+    words: list[str] = []
+    owners: list[int] = []
     tags = sentence.tags  # one per token, or none (Sentence checks): a hand-made tree has none
     for i, token in enumerate(sentence.tokens[:MAX_WORDS]):
         if tags and tags[i] in _PROPER and token[:1].islower():
@@ -120,8 +138,10 @@ def _clean(sentence: Sentence) -> list[str]:
         # Control (Cc) and format (Cf) characters become spaces: they carry no words, and a NUL
         # would cut the C string short (or crash LG); then split again on any whitespace.
         text = "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in token)
-        words.extend(text.split())
-    return words
+        parts = text.split()
+        words.extend(parts)
+        owners.extend([i] * len(parts))
+    return words, owners
 
 
 def _empty(n_words: int) -> dict[str, float]:
@@ -131,17 +151,21 @@ def _empty(n_words: int) -> dict[str, float]:
 
 def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
     """The features of one sentence (see `linkgrammar_features` for what each means)."""
+    return _parse(sentence, _words(sentence)[0], parser)[0]
+
+
+def _parse(sentence: Sentence, words: list[str], parser: _Parser) -> tuple[dict[str, float], Any]:
+    """The features, and the best linkage (None when nothing linked)."""
     import linkgrammar as lg
 
     clg = lg.Clinkgrammar  # the C API: counts the Python wrapper does not expose
 
-    words = _clean(sentence)
     if not words:
-        return _empty(0)
+        return _empty(0), None
     options = parser.options
     lg_sentence = lg.Sentence(" ".join(words), parser.dictionary, options)
     if lg_sentence.split() < 0:  # the tokenizer refused the text
-        return _empty(len(words))
+        return _empty(len(words)), None
     timeout = False
     try:
         lg_sentence.parse(options)
@@ -156,7 +180,7 @@ def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
         out["null_ratio"] = min(_MAX_NULLS + 1, len(words)) / len(words)  # a lower bound
         out["many_nulls"] = 1.0
     if n_valid == 0:
-        return out
+        return out, None
     n_nulls = min(lg_sentence.null_count(), len(words))
     out["null_ratio"] = n_nulls / len(words)
     best = lg.Linkage(0, lg_sentence, options._obj)  # linkages come sorted, cheapest first
@@ -168,7 +192,65 @@ def parse_one(sentence: Sentence, parser: _Parser) -> dict[str, float]:
         disjunct_cost=float(best.disjunct_cost()) / len(words),
         link_cost=float(best.link_cost()) / len(words),
     )
-    return out
+    return out, (lg_sentence, best)
+
+
+def _null_tokens(parsed: Any, words: list[str], owners: list[int]) -> list[int]:
+    """Token indices of the words the linkage skips (LG writes a null word in brackets). LG may
+    split a word further; its character offsets into the joined words say whose part it is."""
+    _, linkage = parsed
+    starts = list(itertools.accumulate((len(w) + 1 for w in words), initial=0))
+    out = set()
+    for k in range(linkage.num_of_words()):
+        if linkage.word(k).startswith("[") and linkage.word(k).endswith("]"):
+            w = bisect.bisect_right(starts, linkage.word_char_start(k)) - 1
+            out.add(owners[min(max(w, 0), len(owners) - 1)])
+    return sorted(out)
+
+
+def parse_with_nulls(
+    sentence: Sentence, parser: _Parser, *, max_nulls: int = NULL_SEARCH
+) -> tuple[dict[str, float], list[int] | None]:
+    """`parse_one`'s features, from the same parse, and which tokens Link Grammar skips in its
+    cheapest linkage: token indices, [] when the sentence parses whole. When more than one word
+    must be skipped (`many_nulls`) a second parse looks for 2 to `max_nulls` null words (a
+    few milliseconds: only broken sentences pay it); None when that finds nothing either, or
+    a parse timed out. Only the first MAX_WORDS tokens are ever parsed."""
+    import linkgrammar as lg
+
+    words, owners = _words(sentence)
+    row, parsed = _parse(sentence, words, parser)
+    if parsed is not None:
+        return row, _null_tokens(parsed, words, owners)
+    if not words or row["many_nulls"] != 1.0 or max_nulls <= _MAX_NULLS:
+        return row, [] if not words else None
+    options = lg.ParseOptions(
+        verbosity=0,
+        min_null_count=_MAX_NULLS + 1,
+        max_null_count=max_nulls,
+        linkage_limit=parser.options.linkage_limit,
+        max_parse_time=parser.options.max_parse_time,
+        short_length=_SHORT_LENGTH,
+    )
+    lg_sentence = lg.Sentence(" ".join(words), parser.dictionary, options)
+    if lg_sentence.split() < 0:
+        return row, None
+    try:
+        lg_sentence.parse(options)
+    except lg.LG_TimerExhausted:
+        return row, None
+    if lg.Clinkgrammar.sentence_num_valid_linkages(lg_sentence._obj) == 0:
+        return row, None
+    best = lg.Linkage(0, lg_sentence, options._obj)
+    return row, _null_tokens((lg_sentence, best), words, owners)
+
+
+def linkgrammar_nulls(
+    sentences: Sequence[Sentence], resources
+) -> list[tuple[dict[str, float], list[int] | None]]:
+    """`linkgrammar_features` with each sentence's skipped tokens (`parse_with_nulls`)."""
+    parser = resources.get("linkgrammar", _load)
+    return [parse_with_nulls(s, parser) for s in sentences]
 
 
 @feature("linkgrammar.v5", names=NAMES, requires=("linkgrammar",))

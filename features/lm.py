@@ -25,7 +25,14 @@ from features.registry import feature
 from features.resources import MODELS_DIR
 from features.sentence import Sentence
 
-__all__ = ["DEFAULT_LM", "lm_features", "query_tokens"]
+__all__ = [
+    "DEFAULT_LM",
+    "TokenLogprob",
+    "lm_events",
+    "lm_features",
+    "query_tokens",
+    "query_words",
+]
 
 DEFAULT_LM = MODELS_DIR / "lm" / "default" / "lm.binary"
 UNIGRAM_FILE, CARD_FILE = "unigrams.tsv", "card.json"
@@ -74,31 +81,42 @@ def _load(resources) -> _LanguageModel:
 def query_tokens(tokens: Sequence[str], *, lowercase: bool = False) -> list[str]:
     """The words KenLM is asked about: control characters dropped (KenLM reads C strings),
     whitespace tokens dropped, KenLM's own symbols turned into `<unk>`."""
-    words = []
-    for token in tokens:
+    return query_words(tokens, lowercase=lowercase)[0]
+
+
+def query_words(tokens: Sequence[str], *, lowercase: bool = False) -> tuple[list[str], list[int]]:
+    """`query_tokens`, and for each word the index of the token it came from."""
+    words, owners = [], []
+    for i, token in enumerate(tokens):
         word = "".join(c for c in token if unicodedata.category(c) not in ("Cc", "Cf", "Zs"))
         word = word.strip()
         if not word:
             continue
         word = word.lower() if lowercase else word
         words.append("<unk>" if word in _SPECIAL else word)
-    return words
+        owners.append(i)
+    return words, owners
 
 
 def _score(words: list[str], lm: _LanguageModel) -> dict[str, float]:
+    return _score_events(words, lm)[0]
+
+
+def _score_events(words: list[str], lm: _LanguageModel) -> tuple[dict[str, float], list]:
     scores = list(lm.model.full_scores(" ".join(words), bos=True, eos=True))
     logprobs = [lp for lp, _, _ in scores]  # n words, then </s>
     n_events = len(scores)
     n_oov = sum(oov for _, _, oov in scores[:-1])
     unk = lm.unigrams["<unk>"]
     unigram = sum(lm.unigrams.get(w, unk) for w in words) + lm.unigrams["</s>"]
-    return {
+    row = {
         "mean_logprob": sum(logprobs) / n_events,
         "min_logprob": min(logprobs),
         "oov_rate": n_oov / len(words) if words else 0.0,
         "slor": (sum(logprobs) - unigram) / n_events,
         "ngram_ratio": sum(n for _, n, _ in scores) / (n_events * lm.model.order),
     }
+    return row, scores
 
 
 @feature("lm.v1", names=NAMES, requires=("lm",))
@@ -118,3 +136,30 @@ def lm_features(sentences: Sequence[Sentence], resources) -> list[dict[str, floa
     """
     lm = resources.get("lm", _load)
     return [_score(query_tokens(s.tokens, lowercase=lm.lowercase), lm) for s in sentences]
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One scored event: the token it is (None: the end of the sentence, `</s>`), its log10
+    probability given the words before it, and whether the model never saw the word."""
+
+    token: int | None
+    logprob: float
+    oov: bool
+
+
+def lm_events(
+    sentences: Sequence[Sentence], resources
+) -> list[tuple[dict[str, float], list[TokenLogprob]]]:
+    """`lm_features`' rows, each with the events they were computed from (from one query)."""
+    lm = resources.get("lm", _load)
+    out = []
+    for s in sentences:
+        words, owners = query_words(s.tokens, lowercase=lm.lowercase)
+        row, scores = _score_events(words, lm)
+        events = [
+            TokenLogprob(owners[k] if k < len(owners) else None, float(lp), bool(oov))
+            for k, (lp, _, oov) in enumerate(scores)
+        ]
+        out.append((row, events))
+    return out

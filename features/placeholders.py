@@ -25,7 +25,13 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["DEFAULT_PLACEHOLDERS", "STAND_IN", "fill_placeholders", "parse_placeholders"]
+__all__ = [
+    "DEFAULT_PLACEHOLDERS",
+    "STAND_IN",
+    "fill_placeholders",
+    "parse_placeholders",
+    "placeholder_spans",
+]
 
 DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("X",)
 STAND_IN = "Smith"
@@ -55,3 +61,11 @@ def fill_placeholders(texts: Sequence[str], placeholders: Sequence[str]) -> list
     if pattern is None:
         return list(texts)
     return [pattern.sub(STAND_IN, t) for t in texts]
+
+
+def placeholder_spans(text: str, placeholders: Sequence[str]) -> list[tuple[int, int]]:
+    """Where `fill_placeholders` replaces a placeholder in `text`: (start, end) character
+    offsets, in order, each replaced by `STAND_IN`; so offsets into the filled text can be
+    mapped back to the text as sent."""
+    pattern = _pattern(tuple(placeholders))
+    return [] if pattern is None else [m.span() for m in pattern.finditer(text)]

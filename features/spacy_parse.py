@@ -66,6 +66,18 @@ def crossing_arcs(heads: Sequence[int]) -> int:
     return int(cross.any(axis=1).sum())
 
 
+def tree_roots(s: Sentence) -> list[int]:
+    """For each token, the root of its tree (as `extra_roots` and `largest_tree_share` count
+    trees): a text the parser splits into fragments has several roots."""
+    out = []
+    for i in range(s.n_tokens):
+        node, steps = i, 0
+        while s.heads[node] != node and steps <= s.n_tokens:  # guard against a cycle
+            node, steps = s.heads[node], steps + 1
+        out.append(node)
+    return out
+
+
 def _tree_sizes(s: Sentence) -> list[int]:
     sizes: dict[int, int] = {}
     for i in range(s.n_tokens):

@@ -10,6 +10,7 @@ debris scores far below every real sentence (figures: docs/model.md, "Negatives"
 
 from __future__ import annotations
 
+import itertools
 import math
 import unicodedata
 from collections.abc import Sequence
@@ -24,6 +25,19 @@ def is_junk(token: str) -> bool:
     if any(c.isalnum() for c in token):
         return False
     return any(ord(c) > 127 and unicodedata.category(c) in ("So", "Sk", "Sm") for c in token)
+
+
+def repeated_bigrams(tokens: Sequence[str]) -> list[int]:
+    """Where `repeat_bigram_ratio` counts a repeat: each i whose pair (tokens i, i + 1), case
+    folded, occurred earlier or is one word twice ("the the"); a pair both is counted twice."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for i, (a, b) in enumerate(itertools.pairwise(tokens)):
+        pair = (a.lower(), b.lower())
+        if pair in seen or pair[0] == pair[1]:
+            out.append(i)
+        seen.add(pair)
+    return out
 
 
 @feature(
