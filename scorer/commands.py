@@ -42,66 +42,153 @@ def _init_worker(args, config, pooled: bool = False) -> None:
 
         one_thread_per_process()
     _WORKER["scorer"] = _scorer(args, config)
-    _WORKER["json"] = args.format == "json"
+    _WORKER["features"] = _with_features(args)
     _WORKER["by_sentence"] = bool(getattr(args, "by_sentence", False))
 
 
-def _score_chunk(chunk: list[str]) -> list[str]:
-    """Output lines for one chunk of input lines (an empty line has no score: "nan")."""
-    scorer, as_json = _WORKER["scorer"], _WORKER["json"]
-    keep = [i for i, t in enumerate(chunk) if t.strip()]
-    scored = scorer.score_texts(
-        [chunk[i] for i in keep], with_features=as_json, by_sentence=_WORKER["by_sentence"]
+def _with_features(args) -> bool:
+    return args.format == "json" and not args.out
+
+
+def _score_chunk(texts: list) -> list:
+    """One `Outcome` per text: a score, or why there is none (`scorer.batch.score_rows`)."""
+    from scorer.batch import score_rows
+
+    return score_rows(
+        _WORKER["scorer"],
+        texts,
+        with_features=_WORKER["features"],
+        by_sentence=_WORKER["by_sentence"],
     )
-    by_line = dict(zip(keep, scored, strict=True))
-    out = []
-    for i in range(len(chunk)):
-        s = by_line.get(i)
-        if as_json:
-            row = {"score": s.score, "features": s.features} if s else {"score": None}
-            out.append(json.dumps(row, ensure_ascii=False))
-        else:
-            out.append(f"{s.score:.6f}" if s else "nan")
+
+
+def _input_path(args) -> str:
+    if args.in_path and args.input != "-":
+        raise InputError(f"give the input once: {args.input} or --in {args.in_path}")
+    return args.in_path or args.input
+
+
+def _warn(outcomes, offset: int, where: str) -> None:
+    """A warning per row that had text but no score; empty lines are expected and stay quiet."""
+    from scorer.batch import EMPTY
+
+    for i, o in enumerate(outcomes):
+        if o.reason is not None and o.reason != EMPTY:
+            print(
+                f"fluency: warning: {where} {offset + i + 1} not scored: {o.reason}",
+                file=sys.stderr,
+            )
+
+
+def _score_row(row: dict, outcome, *, plain: bool, features: bool) -> dict:
+    """The output row: today's `{"score", "features"}` for plain text on standard output, else
+    the input row with `score` and `reason` added."""
+    s = outcome.score
+    if plain:
+        if s is not None:
+            return {"score": s.score, "features": s.features}
+        from scorer.batch import EMPTY
+
+        return {"score": None, **({} if outcome.reason == EMPTY else {"reason": outcome.reason})}
+    out = {**row, "score": s.score if s is not None else None, "reason": outcome.reason}
+    if features and s is not None:
+        out["features"] = s.features
     return out
 
 
-def cmd_score(args: argparse.Namespace, config: dict) -> int:
-    """Chunks go to `--jobs` worker processes, each with its own loaded model (the parsers are
-    CPU-bound and hold the GIL); a window of 2 chunks per worker keeps memory bounded and the
-    output in input order."""
-    import multiprocessing
+def _score_results(args, config, chunks):
+    """(rows, outcomes) per chunk, in order: in this process, `--jobs` processes or on Dask.
+    Returns the iterator and a function that stops what it started."""
+    if args.dask:
+        from scorer.distributed import connect, register_scorer, score_chunks
 
-    from tqdm import tqdm
-
-    bar = tqdm(desc="scoring", unit=" sent", disable=not args.progress, file=sys.stderr)
-    chunks = _chunks(iter_lines(args.input), args.chunk)
+        client = connect(args.dask, timeout=args.dask_timeout)
+        try:
+            register_scorer(client, args.model, config)
+            n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        except BaseException:
+            _close_client(client)
+            raise
+        results = score_chunks(
+            client,
+            chunks,
+            args.text_column,
+            window=2 * n_workers,
+            with_features=_with_features(args),
+            by_sentence=args.by_sentence,
+        )
+        return results, lambda: _close_client(client)
     if args.jobs <= 1:
         _init_worker(args, config)
-        results = map(_score_chunk, chunks)
-        pool = None
+        results = ((rows, _score_chunk(_texts(rows, args))) for rows in chunks)
+        return results, lambda: None
+    _scorer(args, config)  # fail fast, with a clear message, before starting workers
+    import multiprocessing
+
+    # spawn: a forked child can inherit locked torch / Link Grammar thread pools and hang.
+    pool = multiprocessing.get_context("spawn").Pool(
+        args.jobs, initializer=_init_worker, initargs=(args, config, True)
+    )
+    return _windowed(pool, chunks, 2 * args.jobs, args), pool.terminate
+
+
+def _close_client(client) -> None:
+    cluster = client.cluster
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _texts(rows: list[dict], args) -> list:
+    return [row.get(args.text_column) for row in rows]
+
+
+def cmd_score(args: argparse.Namespace, config: dict) -> int:
+    """Chunks go to `--jobs` worker processes, or to the workers of a Dask cluster (`--dask`),
+    each with its own loaded model (the parsers are CPU-bound and hold the GIL); a window of 2
+    chunks per worker keeps memory bounded and the output in input order. A row that cannot be
+    scored gets a null score, a `reason` and a warning; the other rows are scored."""
+    from tqdm import tqdm
+
+    from scorer.tables import TableWriter, format_of, open_writer, parquet_schema, read_chunks
+
+    path = _input_path(args)
+    fmt = format_of(path)
+    chunks = read_chunks(path, args.chunk, text_column=args.text_column)
+    out = args.out or "-"
+    plain = fmt == "text" and not args.out and args.format == "json"
+    if args.out:
+        schema = parquet_schema(path) if fmt == "parquet" else None
+        writer = open_writer(out, column="score", schema=schema)
     else:
-        _scorer(args, config)  # fail fast, with a clear message, before starting workers
-        # spawn: a forked child can inherit locked torch / Link Grammar thread pools and hang.
-        pool = multiprocessing.get_context("spawn").Pool(
-            args.jobs, initializer=_init_worker, initargs=(args, config, True)
-        )
-        results = _windowed(pool, chunks, 2 * args.jobs)
+        writer = TableWriter("-", "jsonl" if args.format == "json" else "text", column="score")
+    bar = tqdm(desc="scoring", unit=" rows", disable=not args.progress, file=sys.stderr)
+    results, stop = _score_results(args, config, chunks)
+    where, offset = ("line" if fmt == "text" else "row"), 0
     try:
-        for lines in results:
-            sys.stdout.write("".join(line + "\n" for line in lines))
-            sys.stdout.flush()
-            bar.update(len(lines))
+        for rows, outcomes in results:
+            _warn(outcomes, offset, where)
+            features = _with_features(args)
+            writer.write(
+                [
+                    _score_row(r, o, plain=plain, features=features)
+                    for r, o in zip(rows, outcomes, strict=True)
+                ]
+            )
+            offset += len(rows)
+            bar.update(len(rows))
     finally:
-        if pool is not None:
-            pool.terminate()
+        stop()
+        writer.close()
         bar.close()
     return 0
 
 
-def _windowed(pool, chunks: Iterator[list[str]], window: int) -> Iterator[list[str]]:
+def _windowed(pool, chunks: Iterator[list[dict]], window: int, args) -> Iterator[tuple]:
     """`pool.imap` reads its whole input at once; this submits `window` chunks at a time."""
     while batch := list(itertools.islice(chunks, window)):
-        yield from pool.imap(_score_chunk, batch)
+        done = pool.imap(_score_chunk, [_texts(rows, args) for rows in batch])
+        yield from zip(batch, done, strict=True)
 
 
 def cmd_features(args: argparse.Namespace, config: dict) -> int:
@@ -140,8 +227,19 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
     return 0
 
 
-def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
-    from features.accuracy import score_accuracy
+def _references_of(row: dict, columns: list[str]) -> list:
+    refs: list = []
+    for column in columns:
+        value = row.get(column)
+        if isinstance(value, str):
+            refs.append(value)
+        elif value is not None and not isinstance(value, dict):
+            refs.extend(list(value))  # a list (JSON) or an array (Parquet) of references
+    return refs
+
+
+def _accuracy_files(args) -> tuple[list[dict], list, list, list | None]:
+    """Input rows, hypotheses, reference lists and gold trees from --hyp/--ref/--ref-conllu."""
     from features.gold import read_conllu
 
     hyps = read_lines(args.hyp)
@@ -164,7 +262,38 @@ def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
             )
     references = [list(refs) for refs in zip(*streams, strict=True)]
     trees = [list(t) for t in zip(*gold, strict=True)] if gold else None
-    report = score_accuracy(
+    rows = [{"hypothesis": h, "references": r} for h, r in zip(hyps, references, strict=True)]
+    return rows, hyps, references, trees
+
+
+def _accuracy_table(args) -> tuple[list[dict], list, list]:
+    """Input rows, hypotheses and reference lists from --in, --text-column and --ref-column."""
+    from scorer.tables import read_chunks
+
+    if args.hyp or args.ref or args.ref_conllu:
+        raise InputError("--in takes its references from --ref-column, not --hyp/--ref files")
+    if not args.ref_column:
+        raise InputError("give the references' column with --ref-column (repeat for more)")
+    chunks = read_chunks(args.in_path, 4096, text_column=args.text_column, columns=args.ref_column)
+    rows = [row for chunk in chunks for row in chunk]
+    hyps = [row.get(args.text_column) for row in rows]
+    return rows, hyps, [_references_of(row, args.ref_column) for row in rows]
+
+
+def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
+    """Segments that cannot be scored (an empty reference, a text too long to parse) get null
+    metrics, a `reason` and a warning; the corpus figures are over the scored segments."""
+    from scorer.batch import accuracy_rows
+    from scorer.tables import format_of, open_writer, parquet_schema
+
+    if args.in_path:
+        rows, hyps, references = _accuracy_table(args)
+        trees = None
+    elif args.hyp:
+        rows, hyps, references, trees = _accuracy_files(args)
+    else:
+        raise InputError("give --hyp and --ref files, or --in with --ref-column")
+    batch = accuracy_rows(
         hyps,
         references,
         reference_trees=trees,
@@ -172,17 +301,47 @@ def cmd_accuracy(args: argparse.Namespace, config: dict) -> int:
         lowercase=args.lowercase,
         n_process=args.jobs,
     )
+    where = "row" if args.in_path and format_of(args.in_path) != "text" else "line"
+    _warn_reasons(batch.reasons, where)
     if args.corpus:
         if args.format == "json":
-            print(json.dumps({**report.corpus, "signatures": report.signatures}))
+            print(json.dumps({**batch.corpus, "signatures": batch.signatures}))
         else:
-            for key, value in report.corpus.items():
+            for key, value in batch.corpus.items():
                 print(f"{key}\t{cell(value)}")
-            for key, value in report.signatures.items():
+            for key, value in batch.signatures.items():
                 print(f"signature.{key}\t{value}")
-    else:
-        print_rows(report.rows, args.format, sys.stdout)
+        return 0
+    keys = batch.keys()
+    metrics = [
+        m if m is not None else {**dict.fromkeys(keys), "index": i, "reason": why}
+        for i, (m, why) in enumerate(zip(batch.rows, batch.reasons, strict=True))
+    ]
+    if not args.out:
+        print_rows(metrics, args.format, sys.stdout)
+        return 0
+    schema = (
+        parquet_schema(args.in_path)
+        if args.in_path and format_of(args.in_path) == "parquet"
+        else None
+    )
+    writer = open_writer(args.out, schema=schema)
+    try:
+        writer.write(
+            [
+                {**row, **dict.fromkeys(keys), **(m or {}), "reason": why}
+                for row, m, why in zip(rows, batch.rows, batch.reasons, strict=True)
+            ]
+        )
+    finally:
+        writer.close()
     return 0
+
+
+def _warn_reasons(reasons, where: str) -> None:
+    for i, why in enumerate(reasons):
+        if why is not None:
+            print(f"fluency: warning: {where} {i + 1} not scored: {why}", file=sys.stderr)
 
 
 def _positive(text: str) -> int:
@@ -192,6 +351,29 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_table_arguments(parser, *, refs: bool = False) -> None:
+    parser.add_argument(
+        "--in",
+        dest="in_path",
+        help="input: .txt (one text a line), .jsonl or .parquet (rows; every column is kept)",
+    )
+    parser.add_argument(
+        "--out",
+        help="output: .jsonl or .parquet (the input's columns plus the scores and a reason "
+        "column, null when scored), else plain text (default: standard output)",
+    )
+    parser.add_argument(
+        "--text-column", default="text", help="the column holding the text (default: text)"
+    )
+    if refs:
+        parser.add_argument(
+            "--ref-column",
+            action="append",
+            default=[],
+            help="a column of references (a string, or a list of strings); repeat for more",
+        )
+
+
 def add_commands(sub) -> None:
     score = sub.add_parser(
         "score",
@@ -199,6 +381,7 @@ def add_commands(sub) -> None:
         description="One output line per input line, same order; streams in chunks.",
     )
     score.add_argument("input", nargs="?", default="-", help="text file, one sentence a line")
+    _add_table_arguments(score)
     score.add_argument("--model", help="model folder or name under FLUENCY_MODELS_DIR")
     score.add_argument("--format", choices=("text", "json"), default="text")
     score.add_argument("--chunk", type=_positive, default=512, help="lines per batch")
@@ -209,6 +392,19 @@ def add_commands(sub) -> None:
         action="store_true",
         help="split each line at its sentence-final punctuation and give the token-weighted "
         "mean of its sentences' scores (default: each line scored whole)",
+    )
+    score.add_argument(
+        "--dask",
+        metavar="SCHEDULER",
+        help="score on a Dask cluster: local:N (N worker processes here) or tcp://host:8786 "
+        "(a running `dask scheduler`); needs pip install 'fluency-scorer[dask]'",
+    )
+    score.add_argument(
+        "--dask-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for the scheduler and its first worker (default 10)",
     )
     score.set_defaults(func=cmd_score)
 
@@ -228,7 +424,7 @@ def add_commands(sub) -> None:
         help="reference-based accuracy: string/tree accuracies, BLEU, chrF, NIST, dependency F",
         description="One output line per hypothesis line, same order.",
     )
-    acc.add_argument("--hyp", required=True, help="hypotheses, one per line ('-': stdin)")
+    acc.add_argument("--hyp", help="hypotheses, one per line ('-': stdin)")
     acc.add_argument("--ref", action="append", default=[], help="references, one per line; repeat")
     acc.add_argument(
         "--ref-conllu",
@@ -236,6 +432,7 @@ def add_commands(sub) -> None:
         default=[],
         help="gold dependency trees (CoNLL-U) for the first, second... --ref file",
     )
+    _add_table_arguments(acc, refs=True)
     acc.add_argument("--format", choices=("json", "tsv"), default="json")
     acc.add_argument("--corpus", action="store_true", help="print corpus-level figures only")
     acc.add_argument("--lowercase", action="store_true", help="compare lower-cased tokens")
