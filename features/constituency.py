@@ -26,7 +26,7 @@ from typing import Any
 
 from features.errors import ModelLoadError
 from features.registry import feature
-from features.resources import MODELS_DIR, Resources
+from features.resources import ARTEFACTS, Resources
 from features.sentence import Sentence
 
 __all__ = [
@@ -45,7 +45,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PATH = MODELS_DIR / "benepar" / "parser.pt"
+(_CHECKPOINT,) = ARTEFACTS["benepar"]
+DEFAULT_PATH = _CHECKPOINT.default
 # Longer texts are parsed on their first MAX_TOKENS words: CKY is cubic in length (500 words
 # cost about a second), and the features are per-word or ratios, so a long prefix stands
 # for the whole. The encoder's own limit is 510 words.
@@ -214,7 +215,7 @@ def _stats(decoder, chart, n: int, best: float, log_z: float) -> ParseStats:
 
 
 def _load(resources: Resources):
-    return load_parser(resources.benepar_path or DEFAULT_PATH)
+    return load_parser(_CHECKPOINT.path(resources))
 
 
 def _finite(x: float) -> float:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from features.errors import FeatureError
+from features.resources import Artefact, artefacts_for
 from features.sentence import Sentence
 
 __all__ = ["FeatureSpec", "all_specs", "feature", "get"]
@@ -26,12 +27,18 @@ class FeatureSpec:
     name: str  # "surface.v2"
     names: tuple[str, ...]  # what it yields, without the prefix: ("n_tokens", ...)
     func: BatchFunc  # (sentences, resources) -> one {name: value} per sentence
-    requires: tuple[str, ...]  # resources it needs: "spacy", "linkgrammar", "lm", "benepar"
+    requires: tuple[str, ...]  # components it loads: "spacy", "linkgrammar", "lm", "benepar"
     doc: str
 
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(f"{self.name}/{n}" for n in self.names)
+
+    @property
+    def artefacts(self) -> tuple[Artefact, ...]:
+        """The files its components are loaded from: what a model card records and
+        `load_scorer` gives back (`features.resources.ARTEFACTS`)."""
+        return artefacts_for(self.requires)
 
 
 _REGISTRY: dict[str, FeatureSpec] = {}

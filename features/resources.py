@@ -1,20 +1,47 @@
 """Heavy components extractors share, loaded lazily, once per process: the extractor stays a
 function of the sentences and these resources, with no global state of its own.
 
-Paths default to the artefacts shipped under `models/`; `Resources(lm_path=...)` overrides them.
+Paths default to the artefacts shipped in the models folder (`MODELS_DIR`); `Resources(lm_path=...)`
+overrides them. `ARTEFACTS` says which files each component is loaded from, so training (the
+card's `resources`) and loading (`scorer.scoring.load_scorer`) name the same files.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODELS_DIR", "Resources", "one_thread_per_process"]
+__all__ = [
+    "ARTEFACTS",
+    "DEFAULT_LM_DIR",
+    "LM_CARD_FILE",
+    "LM_FILE",
+    "MODELS_DIR",
+    "UNIGRAM_FILE",
+    "Artefact",
+    "Resources",
+    "artefacts_for",
+    "one_thread_per_process",
+]
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+def _models_dir() -> Path:
+    # Installed, the artefacts are the package `fluency_models` (pyproject maps it onto the
+    # checkout's models/ folder); a checkout used without installing has only the folder.
+    try:
+        return Path(str(importlib.resources.files("fluency_models")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "models"
+
+
+MODELS_DIR = _models_dir()
+LM_FILE, UNIGRAM_FILE, LM_CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
+DEFAULT_LM_DIR = MODELS_DIR / "lm" / "reuters_brown"
 
 
 @dataclass
@@ -24,7 +51,7 @@ class Resources:
     unigram_path: Path | None = None  # unigram log10 probabilities for SLOR
     benepar_path: Path | None = None  # our benepar checkpoint
     linkgrammar_timeout_s: float = 2.0
-    linkgrammar_max_linkages: int = 30  # see features/linkgrammar.py (v2, v4)
+    linkgrammar_max_linkages: int = 30  # see features/linkgrammar.py
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def get(self, name: str, loader) -> Any:
@@ -32,6 +59,41 @@ class Resources:
         if name not in self._cache:
             self._cache[name] = loader(self)
         return self._cache[name]
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """A file a component is loaded from. `key` names it in a model card's `resources`;
+    `attribute` is the `Resources` attribute that overrides the shipped `default`. With `beside`
+    set and only that other attribute given, the file of the same name in its folder is meant
+    (an LM's unigram table lives beside the LM)."""
+
+    key: str
+    attribute: str
+    default: Path
+    beside: str | None = None
+
+    def path(self, resources: Resources) -> Path:
+        given = getattr(resources, self.attribute)
+        if given:
+            return Path(given)
+        other = getattr(resources, self.beside) if self.beside else None
+        return Path(other).parent / self.default.name if other else self.default
+
+
+# Component (a name in an extractor's `requires`) -> the files it is loaded from.
+ARTEFACTS: dict[str, tuple[Artefact, ...]] = {
+    "lm": (
+        Artefact("lm", "lm_path", DEFAULT_LM_DIR / LM_FILE),
+        Artefact("unigrams", "unigram_path", DEFAULT_LM_DIR / UNIGRAM_FILE, beside="lm_path"),
+    ),
+    "benepar": (Artefact("benepar", "benepar_path", MODELS_DIR / "benepar" / "parser.pt"),),
+}
+
+
+def artefacts_for(requires: Iterable[str]) -> tuple[Artefact, ...]:
+    """The files the components in `requires` are loaded from (none for spaCy, Link Grammar)."""
+    return tuple(a for name in requires for a in ARTEFACTS.get(name, ()))
 
 
 def one_thread_per_process() -> None:
