@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Prints the README's service examples, real output of the shipped model, as Markdown blocks:
-# starts gunicorn on a loopback port with models/default, runs each curl, stops the server.
+# Prints the service examples, real output of the shipped model, as Markdown blocks: starts
+# gunicorn on a loopback port with models/default, runs each curl, stops the server.
 #
-#   docs/curl_examples.sh > /tmp/examples.md     # then paste into README.md, "The HTTP service"
+#   docs/curl_examples.sh > /tmp/examples.md     # README.md, "Quick start", shows three of them
 #
 # Each line below is the arguments of one curl; answers are cut at 700 characters, and the
 # address is shown as http://127.0.0.1:8000 (what `make run` serves).
