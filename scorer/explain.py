@@ -1,0 +1,282 @@
+"""Why a text scores as it does: the places in it the features react to, and the features
+that moved its score.
+
+`explain_texts` parses each text once, as `FluencyScorer.score_texts` does, and reads every
+feature from that parse with the positions behind the values (which words Link Grammar skips,
+which benepar nodes are FRAG or X, which tokens the language model finds unlikely in their
+context...): the score is computed from the same rows, so it is the score `/v1/score` gives,
+and explaining costs little more than scoring. Spans come only from the extractors the model
+reads, and are character offsets into the text as sent (Python `str` indices: Unicode code
+points), whatever placeholders were filled and however many sentences it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from features.constituency import parse_constituency, word_tokens
+from features.extract import extract
+from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
+from features.lm import lm_events
+from features.placeholders import STAND_IN, fill_placeholders, placeholder_spans
+from features.segment import segment, split_sentences
+from features.sentence import Sentence
+from features.spacy_parse import tree_roots
+from features.surface import is_junk, repeated_bigrams
+from scorer.contributions import Contributions, contributions
+from scorer.errors import FeatureError
+from scorer.scoring import FluencyScorer
+
+__all__ = ["KINDS", "LM_THRESHOLD", "Explanation", "Span", "explain_texts"]
+
+# log10 p(word | the words before it) - log10 p(word): below this the context makes the word
+# 5 times less likely than its frequency alone (the per-token term of SLOR, so rare words and
+# names are not marked for being rare). About 1.5% of the tokens of plain sentences fall
+# below it (tests/web/data/sentences.txt: 1,018 events, 1st percentile -0.86, 2nd -0.65).
+LM_THRESHOLD = -0.7
+
+KINDS = {
+    "link_grammar_null": "linkgrammar.v5",
+    "dependency_fragment": "spacy.v1",
+    "constituency_fragment": "constituency.v1",
+    "lm_unlikely": "lm.v1",
+    "repeated_ngram": "surface.v2",
+    "symbol_debris": "surface.v2",
+}
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int  # character offsets into the text as sent, end exclusive
+    end: int
+    kind: str  # one of KINDS
+    detail: str  # the reason, in words
+
+
+@dataclass(frozen=True)
+class Explanation:
+    text: str  # as sent
+    fluency: float  # the same score as FluencyScorer.score_texts
+    spans: list[Span]
+    contributions: Contributions
+    n_sentences: int = 1
+
+
+# Extractors whose rows come with the positions behind them, by exact versioned name: a new
+# version of one is extracted the ordinary way (and gives no spans) until it is listed here.
+_DETAILED: dict[str, Callable] = {
+    "linkgrammar.v5": linkgrammar_nulls,
+    "constituency.v1": parse_constituency,
+    "lm.v1": lm_events,
+}
+
+
+def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence]):
+    """Feature rows (key for key what `extract` yields) and the details of each extractor."""
+    specs = scorer.pipeline.named_steps["extract"].specs_
+    plain = [s.name for s in specs if s.name not in _DETAILED]
+    values = extract(sentences, plain, scorer.resources) if plain else [{} for _ in sentences]
+    details: dict[str, list] = {}
+    for spec in specs:
+        if spec.name not in _DETAILED:
+            continue
+        pairs = _DETAILED[spec.name](list(sentences), scorer.resources)
+        for merged, (got, _) in zip(values, pairs, strict=True):
+            if set(got) != set(spec.names):
+                raise FeatureError(f"{spec.name} yielded {sorted(got)}, not {sorted(spec.names)}")
+            merged.update({f"{spec.name}/{k}": float(v) for k, v in got.items()})
+        details[spec.name] = [d for _, d in pairs]
+    rows = [{col: v[col] for spec in specs for col in spec.columns} for v in values]
+    return rows, details, {s.name for s in specs}
+
+
+def _token_offsets(sentence: Sentence) -> list[tuple[int, int]]:
+    """Each token's (start, end) in `sentence.text`: spaCy's tokens are substrings of the text
+    in order, with only whitespace between them."""
+    out, pos = [], 0
+    for token in sentence.tokens:
+        start = sentence.text.find(token, pos) if token.strip() else pos
+        start = pos if start < 0 else start
+        out.append((start, start + len(token)))
+        pos = start + len(token)
+    return out
+
+
+def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted token indices as runs of consecutive ones: (first, last)."""
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return [(a, b) for a, b in runs]
+
+
+def _quote(sentence: Sentence, first: int, last: int) -> str:
+    return " ".join(sentence.tokens[first : last + 1])
+
+
+def _null_words(sentence: Sentence, nulls: list[int] | None):
+    if nulls is None:
+        yield (
+            0,
+            sentence.n_tokens - 1,
+            (f"Link Grammar finds no linkage of this sentence even skipping {NULL_SEARCH} words"),
+        )
+    for a, b in _runs(nulls or []):
+        words = "words" if b > a else "word"
+        yield (
+            a,
+            b,
+            f'Link Grammar must skip the {words} "{_quote(sentence, a, b)}" to link the rest',
+        )
+
+
+def _fragments(sentence: Sentence):
+    roots = tree_roots(sentence)
+    order = sorted(set(roots))
+    for rank, root in enumerate(order[1:], start=2):
+        for a, b in _runs([i for i, r in enumerate(roots) if r == root]):
+            yield (
+                a,
+                b,
+                (
+                    f"a separate dependency tree (fragment {rank} of {len(order)}): the parser "
+                    "attaches these words to nothing before them"
+                ),
+            )
+
+
+_FRAG_LABELS = {"FRAG": "a fragment", "X": "an unknown constituent"}
+
+
+def _frag_nodes(sentence: Sentence, stats):
+    if stats is None:
+        return
+    owners = word_tokens(sentence.tokens)
+    for start, end, chain in stats.nodes:
+        for label in chain.split("::"):
+            if label in _FRAG_LABELS:
+                yield (
+                    owners[start],
+                    owners[end - 1],
+                    (
+                        f"the constituency parser reads this as {label}, {_FRAG_LABELS[label]}: "
+                        "no phrase of English it knows fits these words"
+                    ),
+                )
+
+
+def _unlikely(sentence: Sentence, events):
+    for event in events:
+        surprise = event.logprob - event.unigram
+        if surprise >= LM_THRESHOLD:
+            continue
+        at = event.token if event.token is not None else sentence.n_tokens - 1
+        what = f'"{sentence.tokens[at]}"' if event.token is not None else "the text ending here"
+        yield (
+            at,
+            at,
+            (
+                f"the language model finds {what} {10**-surprise:.0f} times less likely after the "
+                f"words before it than on its own (log10 {surprise:+.2f})"
+            ),
+        )
+
+
+def _repeats(sentence: Sentence):
+    tokens = sentence.tokens
+    for i in repeated_bigrams(tokens):
+        twice = tokens[i].lower() == tokens[i + 1].lower()
+        again = "one word twice" if twice else "the pair occurs earlier"
+        yield i, i + 1, f'"{_quote(sentence, i, i + 1)}" repeats: {again}'
+
+
+def _debris(sentence: Sentence):
+    for a, b in _runs([i for i, t in enumerate(sentence.tokens) if is_junk(t)]):
+        yield a, b, "symbols where words should be"
+
+
+def _token_spans(sentence: Sentence, details: dict[str, list], k: int, used: set[str]):
+    """(first token, last token, kind, detail) of one parsed sentence (the k-th of the batch),
+    from the extractors the model reads."""
+    if sentence.n_tokens == 0:
+        return []
+    found = []
+    if "linkgrammar.v5" in details:
+        found.append(("link_grammar_null", _null_words(sentence, details["linkgrammar.v5"][k])))
+    if "spacy.v1" in used:
+        found.append(("dependency_fragment", _fragments(sentence)))
+    if "constituency.v1" in details:
+        stats = details["constituency.v1"][k]
+        found.append(("constituency_fragment", _frag_nodes(sentence, stats)))
+    if "lm.v1" in details:
+        found.append(("lm_unlikely", _unlikely(sentence, details["lm.v1"][k])))
+    if "surface.v2" in used:
+        found += [("repeated_ngram", _repeats(sentence)), ("symbol_debris", _debris(sentence))]
+    return [(a, b, kind, detail) for kind, items in found for a, b, detail in items]
+
+
+def _offset_maps(text: str, placeholders: Sequence[str]) -> tuple[list[int], list[int]]:
+    """For each character of the filled text: where it starts and ends in `text`. A stand-in
+    maps, every character of it, to the whole placeholder it replaced."""
+    starts, ends, pos = [], [], 0
+    for a, b in placeholder_spans(text, placeholders):
+        starts.extend(range(pos, a))
+        ends.extend(range(pos + 1, a + 1))
+        starts.extend([a] * len(STAND_IN))
+        ends.extend([b] * len(STAND_IN))
+        pos = b
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    return starts, ends
+
+
+def _pieces(filled: str, by_sentence: bool) -> list[tuple[str, int]]:
+    """The sentences `segment` makes of a filled text, each with the offset of its first
+    non-blank character (where its parse, which strips the ends, begins)."""
+    parts = [s for s, _ in split_sentences(filled)] if by_sentence else [filled]
+    out, pos = [], 0
+    for part in parts:
+        stripped = part.strip()
+        at = filled.find(stripped, pos) if stripped else pos
+        at = pos if at < 0 else at
+        out.append((part, at))
+        pos = at + len(stripped)
+    return out
+
+
+def explain_texts(
+    scorer: FluencyScorer, texts: Sequence[str], *, by_sentence: bool = False
+) -> list[Explanation]:
+    """Score and explain raw texts (callers check the input), one parse serving both."""
+    texts = list(texts)
+    filled = fill_placeholders(texts, scorer.placeholders)
+    seg = segment(filled, by_sentence=by_sentence)
+    parsed = scorer.annotate(seg.sentences)
+    rows, details, used = _rows_and_details(scorer, parsed)
+    for text, row in zip(seg.sentences, rows, strict=True):
+        scorer.cache.put(text, row)
+    values = scorer.pipeline[1:].decision_function(rows) if rows else []
+    scores = seg.mean(values)
+    text_rows = seg.mean_rows(rows)
+    explained = contributions(scorer.pipeline, text_rows)
+    position = {s: k for k, s in enumerate(seg.sentences)}
+    out = []
+    for text, fill, score, contrib, index in zip(
+        texts, filled, scores, explained, seg.index, strict=True
+    ):
+        starts, ends = _offset_maps(text, scorer.placeholders)
+        spans = set()
+        for piece, at in _pieces(fill, by_sentence):
+            k = position[piece]
+            sentence = parsed[k]
+            offsets = _token_offsets(sentence)
+            for first, last, kind, detail in _token_spans(sentence, details, k, used):
+                a, b = at + offsets[first][0], at + offsets[last][1]
+                spans.add(Span(starts[a], ends[b - 1], kind, detail))
+        ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))
+        out.append(Explanation(text, float(score), ordered, contrib, len(index)))
+    return out
