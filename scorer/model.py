@@ -70,7 +70,10 @@ class FeatureExtractor(TransformerMixin, BaseEstimator):
 
     def fit(self, sentences=None, y=None):
         names = tuple(self.features) or _default_features()
-        self.specs_ = [registry.get(n) for n in names]  # validation belongs in fit
+        for name in names:
+            registry.get(name)  # validation belongs in fit: an unknown name fails here
+        # Names only, resolved through the registry at transform time: a saved bundle then
+        # pickles no function of `features`, so moving an extractor's code breaks no model.
         self.features_ = names
         return self
 
@@ -98,12 +101,9 @@ class RankSVM(BaseEstimator):
     training stays a LinearSVC on pair differences (an exact kernel over 50,000 pairs would
     not fit in memory).
 
-    `max_pairs` is 200,000 (session 7; was 50,000): which pairs are drawn moves the weights, and
-    with them agreement with people. The default recipe refitted with three pair seeds gave
-    Spearman with ../shared/dev (WebNLG / BAGEL / SF hotels / SF restaurants) from 0.495 to
-    0.502, 0.342-0.347, 0.261-0.265 and 0.259-0.263 with 50,000 pairs, and 0.499-0.500,
-    0.344-0.345, 0.262-0.267, 0.259-0.263 with 200,000, whose means are as high or higher on
-    every set (C = 1; build/exp2 scratch script). A fit takes about 6 s instead of 1.
+    `max_pairs` defaults to 200,000: which pairs are drawn moves the weights, and with them
+    agreement with people; fewer pairs made that agreement vary more between pair seeds and no
+    better on average (docs/model.md). A fit then takes about 6 s.
     """
 
     def __init__(
