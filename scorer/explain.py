@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from features import registry
 from features.constituency import parse_constituency, word_tokens
 from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
@@ -28,7 +29,16 @@ from scorer.contributions import Contributions, contributions
 from scorer.errors import FeatureError
 from scorer.scoring import FluencyScorer
 
-__all__ = ["KINDS", "LM_THRESHOLD", "Explanation", "Span", "explain_texts"]
+__all__ = [
+    "KINDS",
+    "LM_THRESHOLD",
+    "LM_THRESHOLD_MEANS",
+    "TYPICAL_MEANS",
+    "Explanation",
+    "Span",
+    "as_dict",
+    "explain_texts",
+]
 
 # log10 p(word | the words before it) - log10 p(word): below this the context makes the word
 # 5 times less likely than its frequency alone (the per-token term of SLOR, so rare words and
@@ -74,7 +84,7 @@ _DETAILED: dict[str, Callable] = {
 
 def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence]):
     """Feature rows (key for key what `extract` yields) and the details of each extractor."""
-    specs = scorer.pipeline.named_steps["extract"].specs_
+    specs = [registry.get(n) for n in scorer.pipeline.named_steps["extract"].features_]
     plain = [s.name for s in specs if s.name not in _DETAILED]
     values = extract(sentences, plain, scorer.resources) if plain else [{} for _ in sentences]
     details: dict[str, list] = {}
@@ -280,3 +290,37 @@ def explain_texts(
         ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))
         out.append(Explanation(text, float(score), ordered, contrib, len(index)))
     return out
+
+
+LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
+TYPICAL_MEANS = "the training data's mean (real and generated text alike)"
+
+
+def as_dict(explanation: Explanation, *, top: int = 10) -> dict:
+    """The JSON form `/v1/explain` and `fluency explain` give: the `top` contributions and
+    `rest`, the sum of the others, so intercept + listed + rest + residual = fluency."""
+    c = explanation.contributions
+    listed, rest = c.top(top)
+    return {
+        "fluency": explanation.fluency,
+        "spans": [
+            {"start": s.start, "end": s.end, "kind": s.kind, "detail": s.detail}
+            for s in explanation.spans
+        ],
+        "contributions": {
+            "method": c.method,
+            "exact": c.exact,
+            "intercept": c.intercept,
+            "features": [
+                {
+                    "feature": x.feature,
+                    "value": x.value,
+                    "typical": x.typical,
+                    "contribution": x.contribution,
+                }
+                for x in listed
+            ],
+            "rest": rest,
+            "residual": c.residual,
+        },
+    }

@@ -1,0 +1,38 @@
+"""POST /v1/explain: why each text scores as it does (spans in it, features behind the score).
+
+Same body and limits (`scorer.limits`) as /v1/score (`sentences`), plus `top`: how many
+contributions to list (default 10; the rest are summed in `rest`). The score is the one
+/v1/score gives, from the same parse as the spans.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app
+
+from scorer.errors import InputError
+from scorer.explain import LM_THRESHOLD, LM_THRESHOLD_MEANS, TYPICAL_MEANS, as_dict, explain_texts
+from scorer.limits import Limits
+from scorer.web import body
+
+__all__ = ["DEFAULT_TOP", "bp"]
+
+bp = Blueprint("explain", __name__)
+DEFAULT_TOP = 10
+
+
+@bp.post("/explain")
+def explain():
+    loaded = current_app.extensions["fluency"].get()
+    data = body.read_object(("sentences", "top"))
+    sentences = body.text_list(data, "sentences")
+    top = body.optional(data, "top", "integer", DEFAULT_TOP)
+    if top < 1:
+        raise InputError(f"top must be at least 1, got {top}")
+    sentences = Limits.from_config(current_app.config).sentences(sentences)
+    explained = explain_texts(loaded.scorer, sentences)
+    return {
+        "model": loaded.scorer.name,
+        "lm_threshold": {"value": LM_THRESHOLD, "of": LM_THRESHOLD_MEANS},
+        "typical": TYPICAL_MEANS,
+        "explanations": [{"index": i, **as_dict(e, top=top)} for i, e in enumerate(explained)],
+    }
