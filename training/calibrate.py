@@ -47,12 +47,16 @@ CALIBRATION_FILE = "calibration.joblib"
 
 
 def _candidates() -> dict[str, Any]:
+    from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import HistGradientBoostingRegressor
-    from sklearn.linear_model import HuberRegressor, Ridge
+    from sklearn.linear_model import HuberRegressor, LinearRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    out: dict[str, Any] = {}
+    # The GLEU distance alone, mapped affinely onto the human scale: rankings as GLEU's, a
+    # scale people can read. It stays a candidate so the choice can say the features add nothing.
+    gleu_only = ColumnTransformer([("gleu", "passthrough", [0])])
+    out: dict[str, Any] = {"linear(gleu only)": make_pipeline(gleu_only, LinearRegression())}
     for alpha in (1.0, 10.0, 100.0, 1000.0):
         out[f"ridge(alpha={alpha:g})"] = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
     out["huber(epsilon=1.35)"] = make_pipeline(StandardScaler(), HuberRegressor(max_iter=500))
@@ -64,6 +68,7 @@ def _candidates() -> dict[str, Any]:
 
 
 CANDIDATES: tuple[str, ...] = (
+    "linear(gleu only)",
     "ridge(alpha=1)",
     "ridge(alpha=10)",
     "ridge(alpha=100)",
