@@ -1,0 +1,70 @@
+"""`fluency explain`: why each line scores as it does, as JSON Lines.
+
+One JSON object per input line, same order: `line` (1-based), `text`, `fluency` (the score
+`fluency score` gives), `spans` (character offsets into the line, with kind and reason) and
+`contributions` (the features that moved the score; see `scorer.explain`). An empty line gets
+`{"line": n, "text": "", "fluency": null}`. Streams in chunks of `--chunk` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+
+from scorer.textio import iter_lines
+
+__all__ = ["add_commands"]
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def cmd_explain(args: argparse.Namespace, config: dict) -> int:
+    from scorer.explain import LM_THRESHOLD, as_dict, explain_texts
+    from scorer.scoring import load_configured
+
+    scorer = load_configured(args.model, config)
+    lines = iter_lines(args.input)
+    number = 0
+    while chunk := list(itertools.islice(lines, args.chunk)):
+        keep = [i for i, t in enumerate(chunk) if t.strip()]
+        explained = (
+            explain_texts(scorer, [chunk[i] for i in keep], by_sentence=args.by_sentence)
+            if keep
+            else []
+        )
+        by_line = dict(zip(keep, explained, strict=True))
+        for i, text in enumerate(chunk):
+            number += 1
+            row: dict = {"line": number, "text": text}
+            if i in by_line:
+                row |= as_dict(by_line[i], top=args.top) | {"lm_threshold": LM_THRESHOLD}
+            else:
+                row["fluency"] = None
+            print(json.dumps(row, ensure_ascii=False), file=sys.stdout)
+        sys.stdout.flush()
+    return 0
+
+
+def add_commands(sub) -> None:
+    explain = sub.add_parser(
+        "explain",
+        help="why each line scores as it does: marked spans and feature contributions (JSON Lines)",
+        description=__doc__.splitlines()[0],
+    )
+    explain.add_argument("input", nargs="?", default="-", help="text file, one text a line")
+    explain.add_argument("--model", help="model folder or name under FLUENCY_MODELS_DIR")
+    explain.add_argument("--top", type=_positive, default=10, help="contributions listed")
+    explain.add_argument("--chunk", type=_positive, default=64, help="lines per batch")
+    explain.add_argument(
+        "--by-sentence",
+        action="store_true",
+        help="split each line at its sentence-final punctuation, as `fluency score --by-sentence`",
+    )
+    explain.set_defaults(func=cmd_explain)
