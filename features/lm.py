@@ -17,12 +17,11 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from features.errors import ModelLoadError
 from features.registry import feature
-from features.resources import MODELS_DIR
+from features.resources import ARTEFACTS, LM_CARD_FILE
 from features.sentence import Sentence
 
 __all__ = [
@@ -34,8 +33,8 @@ __all__ = [
     "query_words",
 ]
 
-DEFAULT_LM = MODELS_DIR / "lm" / "default" / "lm.binary"
-UNIGRAM_FILE, CARD_FILE = "unigrams.tsv", "card.json"
+_LM, _UNIGRAMS = ARTEFACTS["lm"]
+DEFAULT_LM = _LM.default
 _SPECIAL = {"<s>", "</s>", "<unk>"}  # KenLM's own symbols: a text token spelled so is unknown
 
 NAMES = ("mean_logprob", "min_logprob", "oov_rate", "slor", "ngram_ratio")
@@ -49,10 +48,7 @@ class _LanguageModel:
 
 
 def _load(resources) -> _LanguageModel:
-    path = Path(resources.lm_path) if resources.lm_path else DEFAULT_LM
-    unigram_path = (
-        Path(resources.unigram_path) if resources.unigram_path else path.parent / UNIGRAM_FILE
-    )
+    path, unigram_path = _LM.path(resources), _UNIGRAMS.path(resources)
     make = f"make it with: fluency train-lm --corpus CORPUS --out {path.parent}"
     if not path.is_file():
         raise ModelLoadError(f"no language model at {path}; {make}")
@@ -73,7 +69,7 @@ def _load(resources) -> _LanguageModel:
             unigrams[word] = float(value)
     if "<unk>" not in unigrams or "</s>" not in unigrams:
         raise ModelLoadError(f"{unigram_path} lacks <unk> or </s>: not written by train-lm")
-    card_path = path.parent / CARD_FILE
+    card_path = path.parent / LM_CARD_FILE
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
     return _LanguageModel(model, unigrams, bool(card.get("lowercase", False)))
 

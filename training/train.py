@@ -21,9 +21,17 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from features import registry
 from features.extract import extract
 from features.parsing import parse
-from features.resources import MODELS_DIR, Resources, one_thread_per_process
+from features.resources import (
+    DEFAULT_LM_DIR,
+    LM_FILE,
+    MODELS_DIR,
+    UNIGRAM_FILE,
+    Resources,
+    one_thread_per_process,
+)
 from training.corpus import read_corpus
 from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
 
@@ -231,19 +239,13 @@ def fit_rank(
     """A ranking SVM over `level(kind)`; kernel (among `kernels`) and C chosen by 5-fold CV on
     Spearman with the level.
 
-    Linear only by default: with the RBF map also offered, CV picks it (Spearman with the level
-    0.682 against 0.666 on the default data), but it agrees far worse with people on every
-    ../shared/dev set (WebNLG fluency 0.191 against 0.355; models/default/README.md): it fits
-    the generators' artefacts, not fluency.
+    Linear only by default: with the RBF map also offered, CV picks it, but it agrees far worse
+    with people on every ../shared/dev set: it fits the generators' artefacts, not fluency.
 
     `levels="binary"` (default) ranks real text above every generated kind, all tied; "graded"
-    also orders the generated kinds. Same features and negatives, Spearman with people
-    (WebNLG / BAGEL / SF hotels / SF restaurants, session 5): seed 12345 binary 0.393 / 0.266 /
-    0.256 / 0.260 against graded 0.348 / 0.258 / 0.233 / 0.246; seed 777 binary 0.440 / 0.258 /
-    0.243 / 0.251 against 0.380 / 0.250 / 0.218 / 0.252 (C = 0.001 for both). Ordering
-    the kinds makes the model spend its weights on telling l = 1 from l = 2, which people's
-    judgements of real system output never ask. C = 0.001 was added to the grid when CV chose
-    the grid's smallest value, 0.01."""
+    also orders the generated kinds, which spends the weights on telling l = 1 from l = 2, a
+    distinction people's judgements of real system output never ask for, and agrees worse with
+    them. The grid reaches C = 0.001 because CV chooses small C here. Figures: docs/model.md."""
     from scipy.stats import spearmanr
     from sklearn.metrics import make_scorer
     from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
@@ -319,7 +321,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         help="one-error negatives, cycled (training/negatives.py)",
     )
     ap.add_argument("--jobs", type=int, default=2, help="feature-extraction processes")
-    ap.add_argument("--lm", help="language-model folder (fluency train-lm); default: lm/default")
+    ap.add_argument(
+        "--lm",
+        help="language-model folder (fluency train-lm); default: the shipped "
+        f"{DEFAULT_LM_DIR.relative_to(MODELS_DIR)}",
+    )
     ap.add_argument(
         "--feature-cache",
         help="folder for extracted features, keyed by the texts, extractors and artefacts: "
@@ -389,7 +395,7 @@ def run(args: argparse.Namespace) -> int:
     resources = Resources()
     if args.lm:
         lm = Path(args.lm)
-        resources = Resources(lm_path=lm / "lm.binary", unigram_path=lm / "unigrams.tsv")
+        resources = Resources(lm_path=lm / LM_FILE, unigram_path=lm / UNIGRAM_FILE)
     rows = _cached_featurize(texts, args, resources)
     if args.objective == "rank":
         model, metrics = fit_rank(
@@ -462,25 +468,20 @@ def _cached_featurize(texts: list[str], args, resources: Resources) -> list[dict
 
 
 def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, str]:
-    """The shipped artefacts this model's features read, relative to models/ when inside it,
-    with their SHA-256, so `load_scorer` gives the model the very files it was trained with."""
-    from features.constituency import DEFAULT_PATH as BENEPAR
-    from features.lm import DEFAULT_LM, UNIGRAM_FILE
+    """The artefacts this model's features are loaded from (each extractor declares them,
+    `FeatureSpec.artefacts`), relative to the models folder when inside it, with their SHA-256,
+    so `load_scorer` gives the model the very files it was trained with."""
     from scorer.model import sha256_file
 
-    lm = Path(resources.lm_path or DEFAULT_LM)
-    wanted = {
-        "lm.v1": {"lm": lm, "unigrams": Path(resources.unigram_path or lm.parent / UNIGRAM_FILE)},
-        "constituency.v1": {"benepar": Path(resources.benepar_path or BENEPAR)},
-    }
     out: dict[str, str] = {}
     for name in features:
-        for key, path in wanted.get(name, {}).items():
+        for artefact in registry.get(name).artefacts:
+            path = artefact.path(resources).resolve()
             try:
-                out[key] = str(path.resolve().relative_to(MODELS_DIR.resolve()))
+                out[artefact.key] = str(path.relative_to(MODELS_DIR.resolve()))
             except ValueError:
-                out[key] = str(path.resolve())
-            out[f"{key}_sha256"] = sha256_file(path)
+                out[artefact.key] = str(path)
+            out[f"{artefact.key}_sha256"] = sha256_file(path)
     return out
 
 
