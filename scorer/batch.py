@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from features.parsing import load_nlp
-from scorer.scoring import FluencyScorer, Score
+if TYPE_CHECKING:  # pragma: no cover - spaCy and the model load only when a row is scored
+    from scorer.scoring import FluencyScorer, Score
 
 __all__ = ["EMPTY", "AccuracyBatch", "Outcome", "accuracy_rows", "parser_limit", "score_rows"]
 
@@ -34,6 +34,8 @@ class Outcome:
 
 def parser_limit(spacy_model: str | Sequence[str] | None = None) -> int:
     """The longest text, in characters, the spaCy pipeline accepts (`nlp.max_length`)."""
+    from features.parsing import load_nlp
+
     return int(load_nlp(spacy_model).max_length)
 
 

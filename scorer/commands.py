@@ -102,7 +102,9 @@ def _score_results(args, config, chunks):
     if args.dask:
         from scorer.distributed import connect, register_scorer, score_chunks
 
-        client = connect(args.dask, timeout=args.dask_timeout)
+        # Dask logs every worker's comings and goings; its errors reach us as exceptions.
+        quiet = not getattr(args, "verbose", False)
+        client = connect(args.dask, timeout=args.dask_timeout, quiet=quiet)
         try:
             register_scorer(client, args.model, config)
             n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
