@@ -137,10 +137,12 @@ def lm_features(sentences: Sequence[Sentence], resources) -> list[dict[str, floa
 @dataclass(frozen=True)
 class TokenLogprob:
     """One scored event: the token it is (None: the end of the sentence, `</s>`), its log10
-    probability given the words before it, and whether the model never saw the word."""
+    probability given the words before it, its unigram log10 probability (the word alone, as
+    SLOR subtracts it), and whether the model never saw the word."""
 
     token: int | None
     logprob: float
+    unigram: float
     oov: bool
 
 
@@ -153,9 +155,11 @@ def lm_events(
     for s in sentences:
         words, owners = query_words(s.tokens, lowercase=lm.lowercase)
         row, scores = _score_events(words, lm)
+        unk = lm.unigrams["<unk>"]
+        unigrams = [lm.unigrams.get(w, unk) for w in words] + [lm.unigrams["</s>"]]
         events = [
-            TokenLogprob(owners[k] if k < len(owners) else None, float(lp), bool(oov))
-            for k, (lp, _, oov) in enumerate(scores)
+            TokenLogprob(owners[k] if k < len(owners) else None, float(lp), u, bool(oov))
+            for k, ((lp, _, oov), u) in enumerate(zip(scores, unigrams, strict=True))
         ]
         out.append((row, events))
     return out
