@@ -22,6 +22,11 @@ system-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    liblink-grammar5 link-grammar-dictionaries-en python3-link-grammar; \
 	fi
+	@if ! command -v chromium >/dev/null || [ ! -x /usr/bin/chromedriver ]; then \
+	  echo "installing Chromium and its driver from Debian (the page's browser test)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	fi
 
 $(STAMP): pyproject.toml Makefile | system-deps
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
