@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,dask]'
 	# benepar's model classes without its transformers/tokenizers stack (features/_benepar_compat.py).
 	$(BIN)/python -m pip install -q --no-deps benepar==0.2.0 torch-struct==0.5
 	# Debian's Link Grammar bindings, made importable from the project's Python.
