@@ -11,7 +11,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 LG_DIR := /usr/lib/python3/dist-packages/linkgrammar
 
-.PHONY: install system-deps lmplz run serve test test-all lint fmt bench clean
+.PHONY: install system-deps lmplz run serve test test-all test-wheel lint fmt bench clean
 
 install: $(STAMP)
 
@@ -56,6 +56,11 @@ test: install lmplz
 
 test-all: install lmplz
 	$(BIN)/python -m pytest -q
+
+# The wheel built from this tree, installed into a fresh environment and run from another
+# folder: it scores with the shipped model and serves (tests/test_package.py; under a minute).
+test-wheel: install
+	$(BIN)/python -m pytest -q -m slow tests/test_package.py
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
