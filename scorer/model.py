@@ -121,7 +121,7 @@ class RankSVM(BaseEstimator):
         self.n_components = n_components
 
     def _map(self, X):
-        mapping = getattr(self, "map_", None)  # bundles saved before the kernel option have none
+        mapping = getattr(self, "map_", None)  # a linear bundle may not carry the attribute
         return X if mapping is None else mapping.transform(X)
 
     def fit(self, X, y):

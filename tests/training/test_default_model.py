@@ -55,8 +55,8 @@ def test_a_repeated_run_of_words_lowers_the_score(default):
 
 
 def test_symbol_and_emoji_debris_scores_below_every_real_sentence(default):
-    # Before surface.v2's junk_ratio and the "garbage" negatives, "🙂 ★ ☃ ∑" scored 2.92,
-    # above every real sentence here; numbers and currency signs must not be taken for debris.
+    # Debris must not pass for text (surface.v2's junk_ratio and the "garbage" negatives are
+    # there for it), while numbers and currency signs must not be taken for debris.
     debris = ["🙂 ★ ☃ ∑", "😀😀😀 ∑∫∂ ★★★", "The company ★ said its profit ☃ rose."]
     assert max(default.score(debris)) < min(default.score(list(REAL)))
     prices, plain = default.score(["Prices rose 5% to $10.", "Prices rose to ten dollars."])
@@ -66,7 +66,7 @@ def test_symbol_and_emoji_debris_scores_below_every_real_sentence(default):
 
 def test_a_delexicalised_placeholder_is_scored_as_the_name_it_stands_for():
     # BAGEL's outputs write every slot value as "X"; Link Grammar reads "the X area" only with
-    # a null word, so the shipped model scored such outputs as disfluent (features/placeholders.py).
+    # a null word, so read literally such outputs score as disfluent (features/placeholders.py).
     delex = ["X is a restaurant in the X area .", "X is an italian restaurant near X ."]
     named = [t.replace("X", "Smith") for t in delex]
     filled = load_scorer("default", placeholders=("X",))
@@ -89,7 +89,7 @@ ALLOWED_MODULES = ("sklearn", "numpy", "scipy", "joblib", "builtins", "copyreg",
 ALLOWED_EXACT = ("scorer.model",)
 
 
-class ForeignGlobal(Exception):
+class ForeignGlobalError(Exception):
     pass
 
 
@@ -105,7 +105,7 @@ def test_the_shipped_bundle_pickles_only_data_and_stable_classes():
         named.append((module, name))
         if module not in ALLOWED_EXACT and module.split(".")[0] not in ALLOWED_MODULES:
             # Raised before the unpickler imports the module, so nothing foreign runs.
-            raise ForeignGlobal(f"{module}.{name}")
+            raise ForeignGlobalError(f"{module}.{name}")
 
     sys.addaudithook(refuse_foreign)
     try:
