@@ -1,4 +1,5 @@
-"""CLI commands for the evidence: `fluency compare`, `evaluate`, `diversity` and `regress`.
+"""CLI commands for the evidence: `fluency benchmark`, `compare`, `evaluate`, `diversity` and
+`regress`.
 
 Handlers read, call `significance`, `agreement`, `diversity` or `regression` of this package,
 print. Every printed p-value comes with its test, trial count and seed. `regress` follows Foster
@@ -355,8 +356,109 @@ def cmd_regress(args: argparse.Namespace, config: dict) -> int:
     return 0
 
 
+def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
+    from features.segment import AGGREGATES, DEFAULT_AGGREGATE
+    from scorer.evidence.benchmark_report import aggregate_table, markdown
+    from scorer.evidence.benchmark_run import as_dict, judgement_files, run_benchmark
+    from scorer.scoring import load_configured
+
+    aggregates = list(dict.fromkeys(args.aggregate or [DEFAULT_AGGREGATE]))
+    if "all" in aggregates:
+        aggregates = list(AGGREGATES)
+    models = args.model or [None]
+    seed = config["SEED"] if args.seed is None else args.seed
+    paths = judgement_files(args.dev, args.files)
+    scorers = [load_configured(m, config) for m in models]
+    runs = run_benchmark(
+        scorers,
+        paths,
+        aggregates=aggregates,
+        names=[m or s.name for m, s in zip(models, scorers, strict=True)],
+        cache_dir=args.cache,
+        human_field=args.human_field,
+        keep_references=args.keep_references,
+        n_jobs=args.jobs,
+        loads=[(m, config) for m in models],
+        n_samples=args.samples,
+        seed=seed,
+    )
+    robust = None
+    if args.robustness:
+        from scorer.evidence.robustness import robustness_markdown, run_robustness
+
+        robust = run_robustness(
+            scorers,
+            runs[0].models,
+            aggregates,
+            corpus=args.reuters,
+            cache_dir=args.cache,
+            n_jobs=args.jobs,
+            loads=[(m, config) for m in models],
+            seed=seed,
+        )
+    if args.format == "json":
+        out = {"runs": [as_dict(r) for r in runs], "robustness": robust}
+        text = json.dumps(out, ensure_ascii=False, indent=1) + "\n"
+    else:
+        parts = [markdown(r, full=not args.summary) for r in runs]
+        if len(runs) > 1:
+            parts.insert(0, "### Aggregates side by side\n\n" + aggregate_table(runs))
+        if robust is not None:
+            parts.append(robustness_markdown(robust))
+        text = "\n".join(parts)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _add_benchmark(sub) -> None:
+    from features.segment import AGGREGATES
+
+    bm = sub.add_parser(
+        "benchmark",
+        help="agreement with people on every judgement file, models beside baselines",
+        description="Every judgement file of --dev, one protocol (docs/agreement.md): "
+        "Spearman, per-input Kendall and pairwise accuracy of each model, the plain baselines "
+        "and every feature (directions never chosen on the file itself), the best baseline per "
+        "file and a paired-bootstrap interval of the model's lead; robustness sets from the "
+        "Reuters test split.",
+    )
+    bm.add_argument("--model", action="append", default=[], help="model folder or name; repeat")
+    bm.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
+    bm.add_argument("--files", nargs="+", default=[], help="only these files (names or paths)")
+    bm.add_argument("--human-field", default="score", help="dotted field of the human score")
+    bm.add_argument(
+        "--aggregate",
+        action="append",
+        choices=(*AGGREGATES, "all"),
+        help="how a text's sentences are folded into one score; repeat, or 'all' "
+        "(default: the scorer's default)",
+    )
+    bm.add_argument(
+        "--keep-references", action="store_true", help="score human reference texts too"
+    )
+    bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
+    bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")
+    bm.add_argument("--jobs", type=int, default=1, help="feature worker processes")
+    bm.add_argument("--cache", default="build/benchmark/rows", help="feature-row cache folder")
+    bm.add_argument(
+        "--reuters",
+        default="../shared/corpora/reuters21578/test.txt",
+        help="held-out text for the robustness sets (skipped when absent)",
+    )
+    bm.add_argument("--no-robustness", dest="robustness", action="store_false")
+    bm.add_argument("--summary", action="store_true", help="summaries only, no per-column tables")
+    bm.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    bm.add_argument("--out", help="write here instead of stdout")
+    bm.set_defaults(func=cmd_benchmark)
+
+
 def add_commands(sub) -> None:
     from scorer.evidence.system_stats import CORPUS_METRICS, SENTENCE_METRICS
+
+    _add_benchmark(sub)
 
     cmp_ = sub.add_parser(
         "compare",

@@ -1,0 +1,154 @@
+"""The columns `fluency benchmark` compares: judgement files read the one way, models' scores under
+each aggregate, the plain baselines and every single feature, from cached feature rows.
+
+- Outputs left out, and counted: empty ones and the literal "null" or "none" (any case, any
+  spacing), which WebNLG 2017 systems emitted for inputs they failed on; human reference texts
+  (`is_reference`) unless asked to keep them (they have no references of their own to compute
+  chrF or BLEU against, and are not generated output).
+- Baselines, each with higher = better: minus the token count; the LM's log10 probability of
+  the whole text, summed (`mean_logprob` x (n_tokens + 1): the LM scores n tokens and the end of
+  the sentence) and per event (`lm.v1/mean_logprob`); sentence chrF and BLEU (sacrebleu defaults,
+  BLEU with effective order) against the file's references, where every output kept has some.
+- Features: the first model's, folded over a text's sentences as that model's score is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from features.placeholders import fill_placeholders
+from features.segment import segment
+from scorer.evidence.judgements import read_judgements
+from scorer.evidence.rowcache import RowStore, feature_key
+
+__all__ = [
+    "EMPTY_OUTPUTS",
+    "JudgedFile",
+    "baseline_columns",
+    "is_empty_output",
+    "model_columns",
+    "read_judged",
+    "row_store",
+]
+
+EMPTY_OUTPUTS = ("", "null", "none")
+
+
+def is_empty_output(text: str) -> bool:
+    return " ".join(text.split()).lower() in EMPTY_OUTPUTS
+
+
+@dataclass(frozen=True)
+class JudgedFile:
+    name: str
+    sha256: str  # of the file's bytes: cached rows belong to one version of a file
+    texts: list[str]
+    human: np.ndarray
+    groups: list[str]
+    refs: list[list[str]]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def read_judged(
+    path: str | Path, *, human_field: str = "score", keep_references: bool = False
+) -> JudgedFile:
+    """The outputs of one judgement file that the protocol scores, and what was left out."""
+    path = Path(path)
+    items = read_judgements(path)
+    empty = [j for j in items if is_empty_output(j.text)]
+    refs = [j for j in items if j.is_reference and not is_empty_output(j.text)]
+    kept = [
+        j for j in items if not is_empty_output(j.text) and (keep_references or not j.is_reference)
+    ]
+    human = np.array(
+        [float(j.score if human_field == "score" else j.get(human_field)) for j in kept]
+    )
+    counts = {
+        "n_lines": len(items),
+        "n_kept": len(kept),
+        "n_empty": len(empty),
+        "n_references": 0 if keep_references else len(refs),
+    }
+    return JudgedFile(
+        path.stem,
+        hashlib.sha256(path.read_bytes()).hexdigest(),
+        [j.text for j in kept],
+        human,
+        [j.group for j in kept],
+        [list(j.refs) for j in kept],
+        counts,
+    )
+
+
+def row_store(scorer, cache_dir: str | Path, name: str, digest: str) -> RowStore:
+    """The cached rows of one set of texts (`name`, `digest`) for `scorer`'s feature key."""
+    return RowStore(Path(cache_dir) / feature_key(scorer) / f"{name}-{digest[:12]}.jsonl")
+
+
+def model_columns(
+    scorer,
+    store: RowStore,
+    texts: Sequence[str],
+    aggregates: Sequence[str],
+    *,
+    n_jobs: int = 1,
+    load=None,
+    progress: bool = True,
+) -> dict[str, tuple[np.ndarray, list[dict[str, float]]]]:
+    """{aggregate: (scores, feature rows per text)}, as `FluencyScorer.score_texts` gives them
+    (placeholders filled, texts split unless "whole"), every sentence's row computed once."""
+    filled = fill_placeholders(texts, scorer.placeholders)
+    whole = segment(filled, by_sentence=False)
+    split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
+    store.fill(
+        scorer,
+        whole.sentences + split.sentences,
+        n_jobs=n_jobs,
+        load=load,
+        progress=progress,
+    )
+    out = {}
+    for how in aggregates:
+        seg = whole if how == "whole" else split
+        rows = store.get(seg.sentences)
+        values = scorer.pipeline[1:].decision_function(rows)
+        out[how] = (seg.aggregate(values, how), seg.aggregate_rows(rows, how, values))
+    return out
+
+
+def _column(rows: Sequence[Mapping[str, float]], suffix: str) -> np.ndarray | None:
+    names = [k for k in rows[0] if k.endswith(suffix)] if rows else []
+    return np.array([r[names[0]] for r in rows], dtype=float) if names else None
+
+
+def baseline_columns(
+    whole_rows: Sequence[Mapping[str, float]],
+    texts: Sequence[str],
+    refs: Sequence[Sequence[str]],
+) -> dict[str, np.ndarray]:
+    """The plain baselines, oriented so that higher is better (see the module's docstring)."""
+    out: dict[str, np.ndarray] = {}
+    n_tokens = _column(whole_rows, "/n_tokens")
+    mean_lp = _column(whole_rows, "/mean_logprob")
+    if n_tokens is not None:
+        out["minus length"] = -n_tokens
+    if mean_lp is not None and n_tokens is not None:
+        out["LM logprob, summed"] = mean_lp * (n_tokens + 1)
+    if mean_lp is not None:
+        out["LM logprob, mean"] = mean_lp
+    if refs and all(refs):
+        from features.accuracy import Bleu, Chrf
+
+        for label, metric in (("chrF", Chrf()), ("BLEU", Bleu())):
+            out[label] = np.array(
+                [
+                    metric.from_stats(metric.segment_stats(t, r), sentence=True)
+                    for t, r in zip(texts, refs, strict=True)
+                ]
+            )
+    return out

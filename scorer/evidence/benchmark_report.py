@@ -1,0 +1,140 @@
+"""Markdown for `fluency benchmark`: a summary per model (files as rows: the model beside the
+best baseline, with the bootstrap interval of the difference), then one table per statistic with
+every model, baseline and feature as rows and the files as columns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scorer.evidence.benchmark_run import BenchmarkRun
+
+__all__ = ["aggregate_table", "markdown"]
+
+STATISTICS = (
+    ("spearman", "Spearman's rho over all outputs"),
+    ("kendall", "mean per-input Kendall tau-b"),
+    ("pairwise", "pairwise accuracy inside inputs"),
+)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _diff(d) -> str:
+    if d is None:
+        return "–"
+    return f"{d.difference:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def _summary(run: BenchmarkRun, model: str) -> list[str]:
+    rows = []
+    for f in run.files:
+        a = f.table[model]
+        c = f.counts
+        left = f"{c['n_empty']} + {c['n_references']}"
+        cells = [f.name, str(c["n_kept"]), left, _num(a.spearman)]
+        for what in ("spearman", "kendall"):
+            best = f.best[what]
+            value = getattr(f.table[best], what) if best else None
+            d = f.differences[model].get(what)
+            if what == "kendall":
+                cells.append(_num(a.kendall))
+            cells += [f"{best} {_num(value)}" if best else "–", _diff(d)]
+        cells.append(_num(a.pairwise))
+        rows.append(cells)
+    header = [
+        "file",
+        "n kept",
+        "left out (empty + refs)",
+        "rho",
+        "best baseline, rho",
+        "rho: model - best [95% CI]",
+        "per-input tau",
+        "best baseline, tau",
+        "tau: model - best [95% CI]",
+        "pairwise acc.",
+    ]
+    return _table(header, rows)
+
+
+def _signs(run: BenchmarkRun, column: str) -> str:
+    marks = []
+    for f in run.files:
+        s = f.signs.get(column)
+        marks.append("+" if s == 1 else "-" if s == -1 else ".")
+    return "".join(marks)
+
+
+def _full(run: BenchmarkRun, what: str) -> list[str]:
+    columns = list(dict.fromkeys(k for f in run.files for k in f.table))
+    kinds = {k: f.kinds[k] for f in run.files for k in f.kinds}
+    rows = []
+    for k in columns:
+        label = f"**{k}**" if kinds[k] == "model" else k
+        sign = _signs(run, k) if kinds[k] == "feature" else kinds[k]
+        cells = [label, sign]
+        for f in run.files:
+            a = f.table.get(k)
+            cells.append(_num(getattr(a, what)) if a else "–")
+        rows.append(cells)
+    return _table(["column", "direction", *(f.name for f in run.files)], rows)
+
+
+def markdown(run: BenchmarkRun, *, full: bool = True) -> str:
+    """The run as Markdown: summaries, then (with `full`) every column on every file."""
+    out = [f"### Aggregate `{run.aggregate}`", ""]
+    out.append(
+        f"Paired bootstrap: {run.n_samples} resamples of inputs (of outputs where a file has no "
+        f"groups), seed {run.seed}; intervals are 95% percentile intervals."
+    )
+    out += [f"Note: {n}" for n in run.notes]
+    for model in run.models:
+        out += ["", f"#### {model}: the model beside the best baseline of each file", ""]
+        out += _summary(run, model)
+    if full:
+        for what, title in STATISTICS:
+            out += ["", f"#### {title}", ""]
+            out.append(
+                "direction: per file, the sign a feature was used with (from the other files); "
+                "a model or baseline is used as it is."
+            )
+            out.append("")
+            out += _full(run, what)
+    return "\n".join(out) + "\n"
+
+
+def aggregate_table(runs: Sequence[BenchmarkRun]) -> str:
+    """Each model under each aggregate, files as columns: rho and per-input tau."""
+    if not runs:
+        return ""
+    names = [f.name for f in runs[0].files]
+    out = []
+    for what, title in STATISTICS[:2]:
+        rows = []
+        for run in runs:
+            for model in run.models:
+                rows.append(
+                    [f"{model} `{run.aggregate}`"]
+                    + [_num(getattr(f.table[model], what)) for f in run.files]
+                )
+        best = [runs[0].files[i].best[what] for i in range(len(names))]
+        rows.append(
+            ["best baseline (`" + runs[0].aggregate + "`)"]
+            + [
+                _num(getattr(f.table[b], what)) if b else "–"
+                for f, b in zip(runs[0].files, best, strict=True)
+            ]
+        )
+        out += ["", f"{title}:", ""]
+        out += _table(["model, aggregate", *names], rows)
+    return "\n".join(out).lstrip("\n") + "\n"

@@ -1,0 +1,219 @@
+"""`fluency benchmark`: every judgement file of a folder, every model, one protocol
+(`scorer.evidence.benchmark`), for each way of folding a text's sentences into one score."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from scorer.errors import InputError
+from scorer.evidence.benchmark import (
+    ColumnAgreement,
+    Difference,
+    FileColumns,
+    Pairs,
+    agreement,
+    best_baseline,
+    group_bootstrap,
+    loo_signs,
+)
+from scorer.evidence.benchmark_data import (
+    baseline_columns,
+    model_columns,
+    read_judged,
+    row_store,
+)
+
+__all__ = ["BenchmarkRun", "FileResult", "judgement_files", "run_benchmark"]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    name: str
+    counts: dict[str, int]
+    table: dict[str, ColumnAgreement]  # models, then baselines, then oriented features
+    kinds: dict[str, str]  # column -> "model" | "baseline" | "feature"
+    signs: dict[str, float]  # feature -> the direction it was used in on this file
+    best: dict[str, str | None]  # "spearman" | "kendall" -> best baseline or feature
+    differences: dict[str, dict[str, Difference]]  # model -> statistic -> model - best
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    aggregate: str
+    files: list[FileResult]
+    models: list[str]
+    n_samples: int
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+
+def judgement_files(dev: str | Path, files: Sequence[str] = ()) -> list[Path]:
+    """`files` (paths, or names inside `dev`), else every *.jsonl in `dev`, sorted."""
+    dev = Path(dev)
+    if files:
+        out = [Path(f) if Path(f).is_file() else dev / f for f in files]
+        missing = [str(p) for p in out if not p.is_file()]
+        if missing:
+            raise InputError(f"no judgement file {', '.join(missing)}")
+        return out
+    if not dev.is_dir():
+        raise InputError(f"no folder {dev}: give --dev DIR with the judgement files (*.jsonl)")
+    out = sorted(dev.glob("*.jsonl"))
+    if not out:
+        raise InputError(f"{dev} holds no *.jsonl judgement files")
+    return out
+
+
+def _labels(scorers: Sequence, names: Sequence[str]) -> list[str]:
+    labels = [s.name for s in scorers]
+    if len(set(labels)) != len(labels):
+        labels = [str(n) for n in names]
+    if len(set(labels)) != len(labels):
+        labels = [f"{i}:{n}" for i, n in enumerate(names)]
+    return labels
+
+
+def _columns(
+    scorers, labels, paths, aggregates, *, cache_dir, human_field, keep_references, n_jobs, loads
+) -> dict[str, list[FileColumns]]:
+    """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached."""
+    out: dict[str, list[FileColumns]] = {how: [] for how in aggregates}
+    for path in tqdm(paths, desc="files", unit=" file"):
+        judged = read_judged(path, human_field=human_field, keep_references=keep_references)
+        if len(judged.texts) < 5:
+            raise InputError(f"{path}: {len(judged.texts)} outputs kept, need at least 5")
+        per_model = {}
+        for scorer, label, load in zip(scorers, labels, loads, strict=True):
+            store = row_store(scorer, cache_dir, judged.name, judged.sha256)
+            per_model[label] = model_columns(
+                scorer, store, judged.texts, [*aggregates, "whole"], n_jobs=n_jobs, load=load
+            )
+        first = per_model[labels[0]]
+        base = baseline_columns(first["whole"][1], judged.texts, judged.refs)
+        for how in aggregates:
+            rows = first[how][1]
+            features = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
+            out[how].append(
+                FileColumns(
+                    judged.name,
+                    judged.human,
+                    judged.groups,
+                    {label: per_model[label][how][0] for label in labels},
+                    base,
+                    features,
+                    judged.counts,
+                )
+            )
+    return out
+
+
+def _evaluate(files: list[FileColumns], *, n_samples: int, seed: int) -> list[FileResult]:
+    signs = loo_signs(files)
+    results = []
+    for f in files:
+        pairs = Pairs(f.human, f.groups)
+        oriented = {k: signs[f.name][k] * x for k, x in f.features.items() if k in signs[f.name]}
+        others = {**f.baselines, **oriented}
+        table = {k: agreement(x, f.human, pairs) for k, x in {**f.models, **others}.items()}
+        kinds = {k: "model" for k in f.models} | {k: "baseline" for k in f.baselines}
+        kinds |= {k: "feature" for k in oriented}
+        contenders = {k: table[k] for k in others}
+        best = {w: best_baseline(contenders, w) for w in ("spearman", "kendall")}
+        chosen = {b: others[b] for b in set(best.values()) if b is not None}
+        differences = {}
+        for label, x in f.models.items():
+            boot = group_bootstrap(x, chosen, f.human, pairs, n_samples=n_samples, seed=seed)
+            differences[label] = {
+                w: boot[w][best[w]] for w in ("spearman", "kendall") if best[w] in boot[w]
+            }
+        results.append(FileResult(f.name, f.counts, table, kinds, signs[f.name], best, differences))
+    return results
+
+
+def run_benchmark(
+    scorers: Sequence,
+    paths: Sequence[Path],
+    *,
+    aggregates: Sequence[str],
+    names: Sequence[str] | None = None,
+    cache_dir: str | Path = "build/benchmark/rows",
+    human_field: str = "score",
+    keep_references: bool = False,
+    n_jobs: int = 1,
+    loads: Sequence | None = None,
+    n_samples: int = 1000,
+    seed: int = 12345,
+) -> list[BenchmarkRun]:
+    """One `BenchmarkRun` per aggregate. `loads`: per scorer, (model, config) for worker
+    processes to load it with (`n_jobs` > 1), else rows are computed in this process."""
+    if not scorers:
+        raise InputError("give at least one model")
+    labels = _labels(scorers, names or [s.name for s in scorers])
+    columns = _columns(
+        scorers,
+        labels,
+        paths,
+        list(aggregates),
+        cache_dir=cache_dir,
+        human_field=human_field,
+        keep_references=keep_references,
+        n_jobs=n_jobs,
+        loads=loads or [None] * len(scorers),
+    )
+    runs = []
+    for how in aggregates:
+        notes = []
+        if len(paths) < 2:
+            notes.append("one file: no other file to take a feature's direction from: no features")
+        results = _evaluate(columns[how], n_samples=n_samples, seed=seed)
+        runs.append(BenchmarkRun(how, results, labels, n_samples, seed, notes))
+    return runs
+
+
+def nan_to_none(value: float) -> float | None:
+    return value if isinstance(value, float) and math.isfinite(value) else None
+
+
+def as_dict(run: BenchmarkRun) -> dict:
+    """A JSON-ready view of one run."""
+    from dataclasses import asdict
+
+    def clean(obj):
+        if isinstance(obj, float):
+            return nan_to_none(obj)
+        if isinstance(obj, Mapping):
+            return {k: clean(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [clean(v) for v in obj]
+        return obj
+
+    return clean(
+        {
+            "aggregate": run.aggregate,
+            "models": run.models,
+            "bootstrap": {"n_samples": run.n_samples, "seed": run.seed},
+            "notes": run.notes,
+            "files": [
+                {
+                    "file": f.name,
+                    "counts": f.counts,
+                    "best_baseline": f.best,
+                    "differences": {
+                        m: {w: asdict(d) for w, d in diffs.items()}
+                        for m, diffs in f.differences.items()
+                    },
+                    "columns": {
+                        k: {"kind": f.kinds[k], "sign": f.signs.get(k, 1.0), **asdict(a)}
+                        for k, a in f.table.items()
+                    },
+                }
+                for f in run.files
+            ],
+        }
+    )

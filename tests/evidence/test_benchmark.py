@@ -1,0 +1,211 @@
+"""`fluency benchmark`'s protocol on tiny judgement files written in the test, with a stub model
+whose feature rows are arithmetic on the words (no parser): statistics, directions, the
+bootstrap, what is left out, the row cache and the report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from scorer.evidence.agreement import pairwise_accuracy
+from scorer.evidence.benchmark import FileColumns, Pairs, agreement, group_bootstrap, loo_signs
+from scorer.evidence.benchmark_data import is_empty_output, read_judged
+from scorer.evidence.benchmark_report import aggregate_table, markdown
+from scorer.evidence.benchmark_run import as_dict, judgement_files, run_benchmark
+
+
+def test_per_group_tau_and_pairwise_accuracy_match_scipy_and_agreement():
+    rng = np.random.default_rng(3)
+    groups = np.repeat(np.arange(12), 5).tolist()
+    human = rng.integers(1, 4, 60).astype(float)
+    x = np.round(rng.normal(size=60), 1)
+    pairs = Pairs(human, groups)
+    taus = pairs.group_taus(x)
+    for g in range(12):
+        idx = np.flatnonzero(np.array(groups) == g)
+        if np.ptp(human[idx]) == 0:
+            assert np.isnan(taus[g])
+        else:
+            assert taus[g] == pytest.approx(stats.kendalltau(x[idx], human[idx]).statistic)
+    acc, n = pairs.accuracy(x)
+    assert (acc, n) == pytest.approx(pairwise_accuracy(x, human, groups))
+
+
+def test_a_column_constant_inside_a_group_scores_tau_zero_there_not_skipped():
+    human = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0])
+    groups = ["a"] * 3 + ["b"] * 3
+    x = np.array([1.0, 2.0, 3.0, 5.0, 5.0, 5.0])
+    a = agreement(x, human, Pairs(human, groups))
+    assert a.kendall == pytest.approx(0.5)  # (1 + 0) / 2 over both groups
+    assert a.n_groups == 2
+
+
+def test_singleton_groups_give_no_kendall_and_resample_outputs():
+    human = np.arange(10, dtype=float)
+    pairs = Pairs(human, [str(i) for i in range(10)])
+    a = agreement(human, human, pairs)
+    assert np.isnan(a.kendall) and np.isnan(a.pairwise) and a.spearman == pytest.approx(1)
+    d = group_bootstrap(human, {"rev": -human}, human, pairs, n_samples=200, seed=1)
+    assert d["spearman"]["rev"].unit == "outputs" and d["kendall"] == {}
+    assert d["spearman"]["rev"].difference == pytest.approx(2.0)
+
+
+def test_bootstrap_is_seeded_paired_and_zero_for_a_copy():
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=80)
+    groups = np.repeat(np.arange(20), 4).tolist()
+    model = human + rng.normal(scale=0.5, size=80)
+    base = human + rng.normal(scale=2.0, size=80)
+    pairs = Pairs(human, groups)
+    one = group_bootstrap(model, {"copy": model, "b": base}, human, pairs, n_samples=300, seed=5)
+    two = group_bootstrap(model, {"copy": model, "b": base}, human, pairs, n_samples=300, seed=5)
+    assert one == two
+    copy = one["spearman"]["copy"]
+    assert (copy.difference, copy.ci_low, copy.ci_high) == (0.0, 0.0, 0.0)
+    assert one["spearman"]["b"].ci_low > 0 and one["kendall"]["b"].unit == "inputs"
+
+
+def _file(name, feature_sign, rng):
+    human = rng.normal(size=40)
+    return FileColumns(
+        name,
+        human,
+        np.repeat(np.arange(10), 4).tolist(),
+        {"m": human},
+        {},
+        {"f": feature_sign * human + rng.normal(size=40), "const": np.ones(40)},
+    )
+
+
+def test_feature_direction_comes_from_the_other_files_only():
+    rng = np.random.default_rng(1)
+    files = [_file(name, sign, rng) for name, sign in zip("abcd", (-1, -1, -1, 1), strict=True)]
+    signs = loo_signs(files)
+    # d agrees positively on itself, yet is scored in the direction the other three give
+    assert [signs[name]["f"] for name in "abcd"] == [-1, -1, -1, -1]
+    assert "const" not in signs["a"]  # never varies: no direction anywhere
+    assert loo_signs(files[:1]) == {"a": {}}
+
+
+@pytest.mark.parametrize(
+    ("text", "empty"),
+    [("", True), ("  ", True), ("null", True), (" NULL ", True), ("None", True)],
+)
+def test_empty_and_null_outputs(text, empty):
+    assert is_empty_output(text) is empty
+
+
+def test_real_text_is_never_taken_for_empty():
+    assert not is_empty_output("none of them")
+    assert not is_empty_output("Null Island is a point.")
+
+
+class _Pipeline:
+    """decision_function: word count minus twice the number of "bad" words."""
+
+    def __getitem__(self, _):
+        return self
+
+    def decision_function(self, rows):
+        return np.array([r["toy.v1/good"] for r in rows])
+
+
+class StubScorer:
+    name = "stub"
+    spacy_model = None
+    placeholders = ("X",)
+
+    def __init__(self):
+        self.card = {"feature_set_version": "toy", "resources": {}}
+        self.pipeline = _Pipeline()
+        self.n_rows = 0
+
+    def sentence_rows(self, sentences):
+        self.n_rows += len(sentences)
+        rows = []
+        for s in sentences:
+            words = s.split()
+            bad = sum(w.strip(".").lower() == "bad" for w in words)
+            rows.append(
+                {
+                    "surface.v2/n_tokens": float(len(words)),
+                    "lm.v1/mean_logprob": -1.0 - bad,
+                    "toy.v1/good": float(len(words) - 3 * bad),
+                    "toy.v1/bad": float(bad),
+                }
+            )
+        return rows
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture
+def dev(tmp_path):
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    rng = np.random.default_rng(7)
+    for name in ("one", "two"):
+        rows = []
+        for g in range(8):
+            for k in range(4):
+                n_bad = int(rng.integers(0, 3))
+                text = " ".join(["good"] * 4 + ["bad"] * n_bad) + ". It ends."
+                rows.append(
+                    {
+                        "text": text,
+                        "score": 5.0 - n_bad + rng.normal(scale=0.1),
+                        "scores": {},
+                        "refs": ["good good good good. It ends."],
+                        "group": f"g{g}",
+                        "system": f"s{k}",
+                    }
+                )
+        rows += [
+            {"text": "NULL", "score": 1, "scores": {}, "refs": ["x"], "group": "g0", "system": "z"},
+            {"text": "good good.", "score": 5, "scores": {}, "refs": [], "group": "g0",
+             "system": "human", "is_reference": True},
+        ]  # fmt: skip
+        _write(folder / f"{name}.jsonl", rows)
+    return folder
+
+
+def test_read_judged_counts_what_is_left_out(dev):
+    judged = read_judged(dev / "one.jsonl")
+    assert judged.counts == {"n_lines": 34, "n_kept": 32, "n_empty": 1, "n_references": 1}
+    kept = read_judged(dev / "one.jsonl", keep_references=True)
+    assert kept.counts["n_kept"] == 33 and kept.counts["n_references"] == 0
+
+
+def test_benchmark_end_to_end_with_a_cached_rerun(dev, tmp_path):
+    scorer = StubScorer()
+    paths = judgement_files(dev)
+    kwargs = {"aggregates": ["whole", "min"], "cache_dir": tmp_path / "rows", "n_samples": 200}
+    runs = run_benchmark([scorer], paths, **kwargs)
+    assert [r.aggregate for r in runs] == ["whole", "min"]
+    first = runs[0].files[0]
+    assert first.kinds["stub"] == "model" and first.kinds["chrF"] == "baseline"
+    assert {"minus length", "LM logprob, summed", "LM logprob, mean", "BLEU"} <= set(first.table)
+    assert first.signs["toy.v1/bad"] == -1  # from the other file: more "bad", lower score
+    assert first.table["toy.v1/bad"].spearman > 0  # used the way round it agrees
+    assert first.best["spearman"] is not None
+    assert set(first.differences["stub"]) == {"spearman", "kendall"}
+    n_computed = scorer.n_rows
+    assert n_computed > 0
+    again = run_benchmark([scorer], paths, **kwargs)
+    assert scorer.n_rows == n_computed  # every row from the cache
+    assert as_dict(again[1]) == as_dict(runs[1])
+    text = markdown(runs[0]) + aggregate_table(runs)
+    assert "| one |" in text and "stub `min`" in text and "toy.v1/bad" in text
+    json.dumps(as_dict(runs[0]))  # NaNs become null: valid JSON
+
+
+def test_judgement_files_explains_a_missing_folder(tmp_path):
+    from scorer.errors import InputError
+
+    with pytest.raises(InputError, match="--dev"):
+        judgement_files(tmp_path / "absent")
