@@ -4,9 +4,9 @@
 "use strict";
 
 const KIND_NAMES = {
-  link_grammar_null: "Link Grammar skips",
-  dependency_fragment: "dependency fragment",
-  constituency_fragment: "FRAG / X phrase",
+  link_grammar_null: "null word",
+  dependency_fragment: "fragment",
+  constituency_fragment: "FRAG / X",
   lm_unlikely: "unlikely word",
   repeated_ngram: "repetition",
   symbol_debris: "symbols",

@@ -1,0 +1,174 @@
+"""Explanations: spans where the features react, and contributions that add up to the score.
+
+The spans and sums are checked on the shipped models/default (every extractor, a linear
+RankSVM); the service's answers on the small model the web fixtures train (conftest.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from web.support import REAL, assert_problem
+
+from features.extract import extract
+from scorer.contributions import contributions
+from scorer.explain import KINDS, explain_texts
+from scorer.scoring import load_scorer
+
+MISPLACED = "The company said profits rose the in first quarter."
+CORRECT = "The company said profits rose in the first quarter."
+SALAD = "quarter rose The profits first company the said in."
+AWKWARD = [
+    MISPLACED,
+    CORRECT,
+    SALAD,
+    "  X is a  restaurant in the X area. It serves 🙂 ★ food food.",  # placeholders, emoji
+    "Café naïve 👍🏽 the the coöperation said X.",  # combining marks, a skin-tone modifier
+    "Prices rose. Prices rose. Then they fell\tagain!",  # several sentences, a tab
+]
+
+
+@pytest.fixture(scope="module")
+def default():
+    return load_scorer("default")
+
+
+def _covered(text: str, spans, kinds=None) -> set[int]:
+    return {i for s in spans if kinds is None or s.kind in kinds for i in range(s.start, s.end)}
+
+
+def test_the_misplaced_words_are_marked_and_a_correct_sentence_has_no_null_word(default):
+    wrong, right = explain_texts(default, [MISPLACED, CORRECT])
+    start = MISPLACED.index("the in")
+    the, in_ = set(range(start, start + 3)), set(range(start + 4, start + 6))
+    null_words = _covered(MISPLACED, wrong.spans, {"link_grammar_null"})
+    assert the <= null_words, wrong.spans  # Link Grammar must skip the misplaced "the"
+    assert the | in_ <= _covered(MISPLACED, wrong.spans), wrong.spans
+    assert not [s for s in right.spans if s.kind == "link_grammar_null"], right.spans
+    assert wrong.fluency < right.fluency
+
+
+def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default):
+    for by_sentence in (False, True):
+        explained = explain_texts(default, AWKWARD, by_sentence=by_sentence)
+        scored = default.score_texts(AWKWARD, by_sentence=by_sentence)
+        for e, s in zip(explained, scored, strict=True):
+            c = e.contributions
+            assert e.fluency == pytest.approx(s.score, abs=1e-9)
+            assert (c.method, c.exact) == ("linear", True)
+            total = c.intercept + sum(x.contribution for x in c.features)
+            assert total == pytest.approx(e.fluency, abs=1e-6)
+            assert abs(c.residual) < 1e-6
+            assert len(c.features) == len(default.card["feature_columns"])
+            sizes = [abs(x.contribution) for x in c.features]
+            assert sizes == sorted(sizes, reverse=True)
+
+
+def test_rows_are_what_extract_gives(default):
+    """The explanation's own pass over the extractors yields the very rows scoring uses."""
+    from scorer.explain import _rows_and_details
+
+    parsed = default.annotate(AWKWARD)
+    rows, details, _ = _rows_and_details(default, parsed)
+    expected = extract(parsed, default.pipeline.named_steps["extract"].features_, default.resources)
+    assert rows == expected
+    assert set(details) == {"linkgrammar.v5", "constituency.v1", "lm.v1"}
+
+
+def test_offsets_point_into_the_text_as_sent(default):
+    explained = explain_texts(default, AWKWARD) + explain_texts(default, AWKWARD, by_sentence=True)
+    for e in explained:
+        for s in e.spans:
+            assert 0 <= s.start < s.end <= len(e.text), s
+            assert s.kind in KINDS and s.detail
+            piece = e.text[s.start : s.end]
+            assert piece == piece.strip() and "Smith" not in piece, (e.text, s)
+    placeholders, unicode = explained[3], explained[4]
+    marked = {(placeholders.text[s.start : s.end], s.kind) for s in placeholders.spans}
+    assert ("🙂 ★", "symbol_debris") in marked
+    assert ("food food", "repeated_ngram") in marked
+    marked = {(unicode.text[s.start : s.end], s.kind) for s in unicode.spans}
+    assert ("👍🏽", "symbol_debris") in marked
+    assert ("the the", "repeated_ngram") in marked
+
+
+def test_a_placeholder_in_a_span_maps_back_to_itself(default):
+    (e,) = explain_texts(default, ["X X is a restaurant in the city centre."])
+    repeats = [e.text[s.start : s.end] for s in e.spans if s.kind == "repeated_ngram"]
+    assert repeats == ["X X"]
+
+
+def test_a_second_sentence_is_explained_where_it_is(default):
+    text = "The company said profits rose. The the dog barked loudly."
+    (whole,) = explain_texts(default, [text])
+    (split,) = explain_texts(default, [text], by_sentence=True)
+    second = text.index("The the")
+    for e in (whole, split):
+        repeats = [s for s in e.spans if s.kind == "repeated_ngram"]
+        assert [(s.start, s.end) for s in repeats] == [(second, second + len("The the"))]
+    assert split.n_sentences == 2 and whole.n_sentences == 1
+
+
+def _toy_rows(n: int, seed: int) -> tuple[list[dict[str, float]], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] * X[:, 1] + X[:, 2] > 0).astype(int)
+    return [{"f/a": a, "f/b": b, "f/c": c} for a, b, c in X], y
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_contributions_say_whether_they_are_exact(kernel):
+    rows, y = _toy_rows(80, seed=5)
+    model = Pipeline(
+        [
+            ("vectorize", DictVectorizer(sparse=False)),
+            ("scale", StandardScaler()),
+            ("svm", SVC(kernel=kernel, random_state=5)),
+        ]
+    ).fit(rows, y)
+    scores = model.decision_function(rows[:5])
+    for c, score in zip(contributions(model, rows[:5]), scores, strict=True):
+        total = c.intercept + sum(x.contribution for x in c.features) + c.residual
+        assert total == pytest.approx(score, abs=1e-9)
+        if kernel == "linear":
+            assert (c.method, c.exact) == ("linear", True) and abs(c.residual) < 1e-9
+        else:
+            assert (c.method, c.exact) == ("occlusion", False)
+
+
+def test_the_service_explains_with_its_scores(client):
+    texts = [REAL, "factory the old the old of site.", "Homes 🙂 ★ ★."]
+    explained = client.post("/v1/explain", json={"sentences": texts, "top": 3}).get_json()
+    scored = client.post("/v1/score", json={"sentences": texts}).get_json()
+    assert explained["model"] == scored["model"]
+    assert explained["lm_threshold"]["value"] < 0 and explained["typical"]
+    for e, s in zip(explained["explanations"], scored["scores"], strict=True):
+        assert e["index"] == s["index"]
+        assert e["fluency"] == pytest.approx(s["fluency"], abs=1e-9)
+        c = e["contributions"]
+        assert len(c["features"]) == 3
+        total = c["intercept"] + sum(f["contribution"] for f in c["features"]) + c["rest"]
+        assert total + c["residual"] == pytest.approx(e["fluency"], abs=1e-6)
+    kinds = {s["kind"] for s in explained["explanations"][2]["spans"]}
+    assert "symbol_debris" in kinds
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "slug", "words"),
+    [
+        ({}, 400, "invalid-body", "sentences"),
+        ({"sentences": "one"}, 400, "invalid-body", "sentences"),
+        ({"sentences": [REAL], "top": "3"}, 400, "invalid-body", "top"),
+        ({"sentences": [REAL], "top": 0}, 422, "unsupported-input", "top"),
+        ({"sentences": [REAL], "why": 1}, 400, "invalid-body", "why"),
+        ({"sentences": []}, 422, "unsupported-input", "empty"),
+        ({"sentences": [REAL] * 13}, 422, "unsupported-input", "at most 12"),
+        ({"sentences": ["word " * 70]}, 422, "unsupported-input", "at most 300"),
+    ],
+)
+def test_bad_requests_say_what_is_wrong(client, body, status, slug, words):
+    problem = assert_problem(client.post("/v1/explain", json=body), status, slug)
+    assert words in problem["detail"]
