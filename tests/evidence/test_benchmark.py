@@ -209,3 +209,47 @@ def test_judgement_files_explains_a_missing_folder(tmp_path):
 
     with pytest.raises(InputError, match="--dev"):
         judgement_files(tmp_path / "absent")
+
+
+NEWS = (
+    "The company said its profit rose sharply in the first quarter of the year. "
+    "Shares of the bank fell after it reported a loss on its loans to farmers. "
+    "The government expects inflation to slow next year as oil prices fall back. "
+    "Analysts said the agreement would strengthen the dollar against the yen soon. "
+    "The board approved a new dividend of ten cents a share payable in June. "
+    "Traders said the market was quiet ahead of the central bank meeting today. "
+)
+
+
+def test_robustness_sets_strip_the_easy_tells(tmp_path):
+    from scorer.evidence.robustness import window_set
+
+    words = [tuple(w + " " for w in s.split()) for s in NEWS.split(". ") if s]
+    texts, levels = window_set(words * 3, n=6, sizes=(1, 2, 3), per_size=10, seed=1)
+    assert len(texts) == 40 and sorted(set(levels)) == [1, 2, 3, 6]
+    assert not any(t.endswith((".", ",", " ")) for t in texts)
+
+
+def test_robustness_end_to_end_and_skipped_without_a_corpus(tmp_path):
+    from scorer.evidence.robustness import robustness_markdown, run_robustness
+
+    scorer = StubScorer()
+    absent = run_robustness([scorer], ["stub"], ["whole"], corpus=tmp_path / "absent.txt")
+    assert "no held-out corpus" in robustness_markdown(absent)
+    corpus = tmp_path / "news.txt"
+    corpus.write_text((NEWS + "\n") * 4)
+    out = run_robustness(
+        [scorer],
+        ["stub"],
+        ["whole", "mean"],
+        corpus=corpus,
+        cache_dir=tmp_path / "rows",
+        n=6,
+        sizes=(1, 2),
+        per_size=8,
+        per_lowercase=5,
+    )
+    (whole, mean) = out["results"]
+    assert (whole["aggregate"], mean["aggregate"]) == ("whole", "mean")
+    assert set(whole["windows_auc"]) == {"1", "2"}
+    assert "stub `mean`" in robustness_markdown(out)
