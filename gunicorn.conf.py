@@ -3,11 +3,17 @@
 - Threads: with --preload the model, spaCy (and torch, for constituency.v1) are loaded in the master
   and shared by forked workers. OpenMP and BLAS thread pools started before a fork can hang in
   the child, and 2 workers on 2 cores gain nothing from more threads anyway: one thread each.
-- Sync workers: one request at a time per process, so spaCy and torch are never called from two
-  threads at once. Concurrency = workers; other connections wait in the listen backlog.
+- Threaded workers (gthread, `threads` each): health checks, the model card and refusals are
+  answered by a free thread while a long request runs. Scoring still runs one request at a time
+  per process (scorer/web/work.py: a lock with a short queue, 503 when it is full), so spaCy
+  and torch are never called from two threads at once. Each request stops at its own deadline
+  (FLUENCY_REQUEST_TIMEOUT, 20 s) with a 503, well before `timeout`; with gthread the worker's
+  heartbeat runs in its main thread, so a long request no longer gets the worker killed.
 - Model swap: SIGHUP to the master (or POST /v1/admin/reload, which sends it) runs `on_reload`:
   the master loads the requested bundle into the preloaded app (a failure is logged and the old
   model kept), then gunicorn forks new workers from it and retires the old ones gracefully.
+  Admin reloads are coalesced (scorer/web/reloads.py): one pending at a time, so at most one
+  SIGHUP is in flight; `on_reload` frees that claim when it is done.
 """
 
 import os
@@ -17,8 +23,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))  # --workers on the command line wins
-worker_class = "sync"
-timeout = 60  # a worker silent this long is restarted (a 64 x 2000-character batch takes ~5 s)
+worker_class = "gthread"
+threads = 40  # 1 scoring + FLUENCY_MAX_QUEUE (32) waiting + 7 always free for cheap requests
+timeout = 60  # a worker silent this long is restarted; requests stop at 20 s (REQUEST_TIMEOUT)
 graceful_timeout = 30
 backlog = 256
 
@@ -35,6 +42,15 @@ def post_fork(server, worker):
 
 
 def on_reload(server):
+    from scorer.web.reloads import release_signalled
+
+    try:
+        _reload_model(server)
+    finally:
+        release_signalled(server.pid)  # the next admin reload may now be accepted
+
+
+def _reload_model(server):
     from scorer.errors import ScorerError
     from scorer.web.state import consume_reload_target
 

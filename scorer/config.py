@@ -36,10 +36,37 @@ DEFAULTS: dict[str, Any] = {
     "LOG_TEXT": False,  # FLUENCY_LOG_TEXT=1 puts request bodies into the access log
     "ACCESS_LOG": True,  # one JSON line per request on stderr
     "ADMIN_TOKEN": None,  # bearer token for POST /v1/admin/reload; unset: the endpoint is off
+    # Cost of one request, refused (422) before any work (scorer/limits.py). Tokens are counted
+    # before parsing: word-character runs and single punctuation characters.
+    "MAX_ALIGN_TOKENS": 250,  # tokens per text aligned for the string and tree accuracies
+    "MAX_PAIRS": 1024,  # candidates x references (rerank), references summed (accuracy)
+    "MAX_ALIGN_WORK": 5_000_000,  # sum over aligned pairs of tokens x tokens (~1 s of work)
+    "MAX_REQUEST_TOKENS": 20_000,  # tokens of all the texts of one request
+    "JSON_DEPTH": 16,  # nesting of arrays and objects in a body (400 deeper)
+    # Time and queueing (scorer/web/work.py): work past its deadline stops with 503; each worker
+    # runs one scoring request at a time and lets at most MAX_QUEUE more wait for it (503 beyond).
+    "REQUEST_TIMEOUT": 20,  # seconds per request, below gunicorn's worker timeout
+    "MAX_QUEUE": 32,  # scoring requests waiting per worker (gunicorn.conf.py: threads = 40)
+    "RELOAD_INTERVAL": 10,  # seconds between two admin reloads a worker accepts (429 sooner)
 }
 
-_INTS = {"MAX_BATCH", "MAX_CHARS", "MAX_CONTENT_LENGTH", "SEED", "MAX_REFERENCES", "FEATURE_CACHE"}
-_NON_NEGATIVE = {"SEED", "FEATURE_CACHE"}
+_INTS = {
+    "MAX_BATCH",
+    "MAX_CHARS",
+    "MAX_CONTENT_LENGTH",
+    "SEED",
+    "MAX_REFERENCES",
+    "FEATURE_CACHE",
+    "MAX_ALIGN_TOKENS",
+    "MAX_PAIRS",
+    "MAX_ALIGN_WORK",
+    "MAX_REQUEST_TOKENS",
+    "JSON_DEPTH",
+    "REQUEST_TIMEOUT",
+    "MAX_QUEUE",
+    "RELOAD_INTERVAL",
+}
+_NON_NEGATIVE = {"SEED", "FEATURE_CACHE", "MAX_QUEUE", "RELOAD_INTERVAL"}
 _BOOLS = {"LOG_TEXT", "ACCESS_LOG"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 

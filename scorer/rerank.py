@@ -15,18 +15,24 @@ combined = w_fluency * sigmoid(fluency) + sum over metrics m of w_m * m / scale_
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from features.accuracy import METRICS, score_accuracy
+from scorer.deadline import in_chunks
 from scorer.errors import InputError
-from scorer.scoring import FluencyScorer, check_texts
+from scorer.limits import Limits
+from scorer.scoring import FluencyScorer
 
 __all__ = [
     "DEFAULT_WEIGHTS",
     "DEFAULT_WEIGHTS_WITH_REFS",
     "Ranked",
+    "RerankInput",
+    "check_rerank",
+    "check_weights",
     "combine",
+    "rank",
     "rerank",
 ]
 
@@ -53,6 +59,10 @@ def _sigmoid(x: float) -> float:
 
 
 def check_weights(weights: Mapping[str, float] | None, has_refs: bool) -> dict[str, float]:
+    """The weights normalised to sum to 1; each must be a finite number >= 0, one above 0.
+
+    Divided by the largest first, so weights near the float maximum (1e308) cannot overflow
+    their sum to infinity."""
     if weights is None:
         return dict(DEFAULT_WEIGHTS_WITH_REFS if has_refs else DEFAULT_WEIGHTS)
     if not isinstance(weights, Mapping) or not weights:
@@ -67,10 +77,12 @@ def check_weights(weights: Mapping[str, float] | None, has_refs: bool) -> dict[s
         if name != "fluency" and not has_refs and w > 0:
             raise InputError(f"weight {name!r} needs references; give references or drop it")
         out[name] = float(w)
-    total = sum(out.values())
-    if total <= 0:
+    largest = max(out.values())
+    if largest <= 0:
         raise InputError("weights sum to 0: give at least one positive weight")
-    return {k: v / total for k, v in out.items()}
+    scaled = {k: v / largest for k, v in out.items()}
+    total = math.fsum(scaled.values())
+    return {k: v / total for k, v in scaled.items()}
 
 
 def combine(fluency: float, accuracy: Mapping[str, float], weights: Mapping[str, float]) -> float:
@@ -81,35 +93,54 @@ def combine(fluency: float, accuracy: Mapping[str, float], weights: Mapping[str,
     return value
 
 
-def rerank(
-    scorer: FluencyScorer,
+@dataclass(frozen=True)
+class RerankInput:
+    """A rerank call's inputs, checked: build it with `check_rerank`, run it with `rank`."""
+
+    candidates: list[str]
+    references: list[str] | None
+    weights: dict[str, float]  # normalised to sum to 1
+    top_k: int | None
+
+
+def check_rerank(
     candidates: Sequence[str],
     references: Sequence[str] | None = None,
     *,
     weights: Mapping[str, float] | None = None,
     top_k: int | None = None,
-    max_batch: int | None = None,
-    max_chars: int | None = None,
-) -> list[Ranked]:
-    """Candidates best first. Each candidate is parsed once; the parse serves both scores."""
-    candidates = check_texts(
-        candidates, max_batch=max_batch, max_chars=max_chars, what="candidates"
-    )
-    refs = None
-    if references is not None:
-        refs = check_texts(references, max_batch=max_batch, max_chars=max_chars, what="references")
-    weights = check_weights(weights, refs is not None)
+    limits: Limits | None = None,
+) -> RerankInput:
+    """Every check of a rerank call, once, before any work: counts, lengths, characters and the
+    cost of the alignments (`limits`), the weights, `top_k`."""
+    cands, refs = (limits or Limits()).rerank(candidates, references)
+    used = check_weights(weights, refs is not None)
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    return RerankInput(cands, refs, used, top_k)
+
+
+def rank(
+    scorer: FluencyScorer, inputs: RerankInput, check: Callable[[], None] | None = None
+) -> list[Ranked]:
+    """Candidates best first. Each candidate is parsed once; the parse serves both scores.
+
+    `check` is called between chunks of work (`scorer.deadline`); whatever it raises stops
+    the call."""
+    candidates, refs, weights = inputs.candidates, inputs.references, inputs.weights
     accuracy: list[dict[str, float]] = [{} for _ in candidates]
     if refs is None:  # fluency alone: cached candidates are not even parsed
-        scores = scorer.score_texts(list(candidates))
+        scores = in_chunks(scorer.score_texts, candidates, check)
     else:
-        parses = scorer.annotate(list(candidates) + list(refs))
-        scores = scorer.score_sentences(parses[: len(candidates)])
-        known = {t: p for t, p in zip(list(candidates) + refs, parses, strict=True)}
+        parses = in_chunks(scorer.annotate, candidates + refs, check)
+        scores = in_chunks(scorer.score_sentences, parses[: len(candidates)], check)
+        known = {t: p for t, p in zip(candidates + refs, parses, strict=True)}
         report = score_accuracy(
-            candidates, [refs] * len(candidates), parses=known, model=scorer.spacy_model
+            candidates,
+            [refs] * len(candidates),
+            parses=known,
+            model=scorer.spacy_model,
+            check=check,
         )
         accuracy = [{m: float(row[m]) for m in METRICS} for row in report.rows]
     ranked = [
@@ -117,4 +148,19 @@ def rerank(
         for i, (c, s, acc) in enumerate(zip(candidates, scores, accuracy, strict=True))
     ]
     ranked.sort(key=lambda r: (-r.combined, r.index))
-    return ranked[:top_k] if top_k else ranked
+    return ranked[: inputs.top_k] if inputs.top_k else ranked
+
+
+def rerank(
+    scorer: FluencyScorer,
+    candidates: Sequence[str],
+    references: Sequence[str] | None = None,
+    *,
+    weights: Mapping[str, float] | None = None,
+    top_k: int | None = None,
+    limits: Limits | None = None,
+    check: Callable[[], None] | None = None,
+) -> list[Ranked]:
+    """Candidates best first: `check_rerank`, then `rank`."""
+    inputs = check_rerank(candidates, references, weights=weights, top_k=top_k, limits=limits)
+    return rank(scorer, inputs, check)

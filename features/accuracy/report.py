@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,12 +111,14 @@ class _Part:
 
 
 def _score_part(
-    hypotheses, references, reference_trees, model, lowercase, offset=0, known=None
+    hypotheses, references, reference_trees, model, lowercase, offset=0, known=None, check=None
 ) -> _Part:
     """Parse a slice of the segments (hypotheses and references together, once) and score it.
 
     `known`: parses the caller already has, by text (the service shares the fluency parse).
+    `check`: called before each alignment; whatever it raises stops the work.
     """
+    check = check or (lambda: None)
     n_refs = [len(r) for r in references]
     texts = list(hypotheses) + [r for refs in references for r in refs]
     known = known or {}
@@ -148,7 +150,10 @@ def _score_part(
             for k, gold in enumerate(reference_trees[i]):
                 if gold is not None:
                     trees[k] = gold
-        comparisons = [compare(hyp, tree, lowercase=lowercase) for tree in trees]
+        comparisons = []
+        for tree in trees:
+            check()
+            comparisons.append(compare(hyp, tree, lowercase=lowercase))
         part.comparisons.append(comparisons)
         row: dict[str, float | int] = {"index": offset + i, "hyp_len": hyp.n_tokens}
         for metric, prefix, source, names in _FAMILIES:
@@ -188,7 +193,9 @@ def _score_chunk(args) -> _Part:
     return _score_part(*args)
 
 
-def _run(hypotheses, references, reference_trees, model, lowercase, n_process, known) -> _Part:
+def _run(
+    hypotheses, references, reference_trees, model, lowercase, n_process, known, check
+) -> _Part:
     """Score in `n_process` forked workers, each parsing and scoring a contiguous slice.
 
     Parsing and the alignments are both CPU-bound, so whole slices go to workers (spaCy's own
@@ -197,7 +204,9 @@ def _run(hypotheses, references, reference_trees, model, lowercase, n_process, k
     """
     n = len(hypotheses)
     if n_process <= 1 or n < 200:
-        return _score_part(hypotheses, references, reference_trees, model, lowercase, 0, known)
+        return _score_part(
+            hypotheses, references, reference_trees, model, lowercase, 0, known, check
+        )
     load_nlp(model)
     bounds = np.linspace(0, n, n_process + 1).astype(int)
     jobs = [
@@ -231,6 +240,7 @@ def score_accuracy(
     lowercase: bool = False,
     n_process: int = 1,
     parses: Mapping[str, Sentence] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> AccuracyReport:
     """Score each hypothesis against its references with every metric in `METRICS`.
 
@@ -238,10 +248,12 @@ def score_accuracy(
     its tokens then stand for that reference in the string and tree accuracies and NIST.
     Dependency F always compares spaCy's parses of both sides, so their labels agree.
     `n_process` > 1 scores slices of at least 100 segments in parallel processes. `parses`:
-    spaCy parses the caller already made, by text, used instead of parsing again.
+    spaCy parses the caller already made, by text, used instead of parsing again. `check`:
+    called before each alignment (one process only); an exception it raises (a deadline passed)
+    stops the work and propagates.
     """
     _check(hypotheses, references, reference_trees)
-    part = _run(hypotheses, references, reference_trees, model, lowercase, n_process, parses)
+    part = _run(hypotheses, references, reference_trees, model, lowercase, n_process, parses, check)
     bleu, chrf, nist, depf = (
         Bleu(lowercase=lowercase),
         Chrf(lowercase=lowercase),

@@ -1,7 +1,9 @@
 """The /v1 blueprint: score, rerank, accuracy, the model card, and the admin reload.
 
-Each view reads its body (`body.py`), takes the served model once (`ModelHolder.get`), calls
-the library, and returns a dict naming the model used. The web layer never touches features.
+Each view reads its body (`body.py`: JSON shapes and types, 400), has the library check what
+it asks for (`scorer.limits`, `scorer.rerank.check_rerank`: texts and cost, 422) before any
+work, then takes the worker's work slot (`work.py`) and calls the library with the request's
+deadline. It returns a dict naming the model used. The web layer never touches features.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from flask import Blueprint, current_app, request
 
 from features.accuracy import score_accuracy
 from features.parsing import load_nlp
-from scorer.errors import InputError, ModelLoadError
-from scorer.rerank import check_weights, rerank
-from scorer.web import body
+from scorer.deadline import in_chunks
+from scorer.errors import ModelLoadError
+from scorer.limits import Limits
+from scorer.rerank import check_rerank, rank
+from scorer.web import body, work
 from scorer.web.errors import AdminDisabledError, AuthError, BodyError
-from scorer.web.state import ModelHolder, NotReadyError, request_reload
+from scorer.web.reloads import ReloadGate
+from scorer.web.state import ModelHolder, NotReadyError
 
 __all__ = ["bp"]
 
@@ -30,11 +35,17 @@ def _holder() -> ModelHolder:
     return current_app.extensions["fluency"]
 
 
-def _limits() -> dict[str, int]:
-    return {
-        "max_batch": current_app.config["MAX_BATCH"],
-        "max_chars": current_app.config["MAX_CHARS"],
-    }
+def _gate() -> ReloadGate:
+    gate = current_app.extensions.get("fluency_reload")
+    if gate is None:
+        gate = current_app.extensions.setdefault(
+            "fluency_reload", ReloadGate(current_app.config["RELOAD_INTERVAL"])
+        )
+    return gate
+
+
+def _limits() -> Limits:
+    return Limits.from_config(current_app.config)
 
 
 def _finite(value: Any) -> Any:
@@ -50,13 +61,15 @@ def _finite(value: Any) -> Any:
 def score():
     loaded = _holder().get()
     data = body.read_object(("sentences", "features"))
-    sentences = body.text_list(data, "sentences")
-    want = data.get("features", False)
-    if not isinstance(want, bool):
-        raise BodyError(f"field 'features' must be true or false, got {body.typename(want)}")
-    sentences = body.texts(sentences, "sentences", **_limits())
-    scorer = loaded.scorer
-    scores = scorer.score_texts(sentences, with_features=want)
+    sentences = _limits().sentences(body.text_list(data, "sentences"))
+    want = body.optional(data, "features", "boolean", False)
+    deadline = work.deadline()
+    with work.slot().hold(deadline):
+        scores = in_chunks(
+            lambda chunk: loaded.scorer.score_texts(chunk, with_features=want),
+            sentences,
+            deadline.check,
+        )
     items = []
     for i, s in enumerate(scores):
         item: dict[str, Any] = {"index": i, "fluency": s.score}
@@ -66,37 +79,22 @@ def score():
     return {"model": loaded.scorer.name, "scores": items}
 
 
-def _weights(data: dict[str, Any]) -> dict[str, float] | None:
-    weights = data.get("weights")
-    if weights is None:
-        return None
-    if not isinstance(weights, dict):
-        raise BodyError(f"field 'weights' must be an object, got {body.typename(weights)}")
-    for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, int | float):
-            raise BodyError(f"weights[{name!r}] must be a number, got {body.typename(w)}")
-    return weights
-
-
 @bp.post("/rerank")
 def rerank_view():
     loaded = _holder().get()
     data = body.read_object(("candidates", "references", "weights", "top_k"))
     candidates = body.text_list(data, "candidates")
     references = body.text_list(data, "references") if "references" in data else None
-    weights = _weights(data)
-    top_k = data.get("top_k")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)):
-        raise BodyError(f"field 'top_k' must be an integer, got {body.typename(top_k)}")
-    limits = _limits()
-    candidates = body.texts(candidates, "candidates", **limits)
-    if references is not None:
-        max_refs = current_app.config["MAX_REFERENCES"]
-        references = body.texts(
-            references, "references", max_batch=max_refs, max_chars=limits["max_chars"]
-        )
-    used = check_weights(weights, references is not None)
-    ranked = rerank(loaded.scorer, candidates, references, weights=weights, top_k=top_k, **limits)
+    weights = body.optional(data, "weights", "object")
+    if weights is not None:
+        for name, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, int | float):
+                raise BodyError(f"weights[{name!r}] must be a number, got {body.typename(w)}")
+    top_k = body.optional(data, "top_k", "integer")
+    inputs = check_rerank(candidates, references, weights=weights, top_k=top_k, limits=_limits())
+    deadline = work.deadline()
+    with work.slot().hold(deadline):
+        ranked = rank(loaded.scorer, inputs, deadline.check)
     items = []
     for r in ranked:
         item: dict[str, Any] = {
@@ -108,7 +106,7 @@ def rerank_view():
         if references is not None:
             item["accuracy"] = _finite(r.accuracy)
         items.append(item)
-    return {"model": loaded.scorer.name, "weights": used, "ranked": items}
+    return {"model": loaded.scorer.name, "weights": inputs.weights, "ranked": items}
 
 
 @bp.post("/accuracy")
@@ -123,22 +121,15 @@ def accuracy():
     for i, refs in enumerate(references):
         if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
             raise BodyError(f"references[{i}] must be a list of strings")
-    limits = _limits()
-    hypotheses = body.texts(hypotheses, "hypotheses", **limits)
-    if len(references) != len(hypotheses):
-        raise InputError(
-            f"{len(hypotheses)} hypotheses but {len(references)} reference lists; "
-            "give one list of references per hypothesis"
-        )
-    max_refs = current_app.config["MAX_REFERENCES"]
-    for i, refs in enumerate(references):
-        body.texts(refs, f"references[{i}]", max_batch=max_refs, max_chars=limits["max_chars"])
+    hypotheses, references = _limits().accuracy(hypotheses, references)
     model = _holder().spacy_model
-    try:
-        load_nlp(model)
-    except ModelLoadError as exc:  # no parser: nothing to align, the service is not ready
-        raise NotReadyError(str(exc)) from exc
-    report = score_accuracy(hypotheses, references, model=model)
+    deadline = work.deadline()
+    with work.slot().hold(deadline):
+        try:
+            load_nlp(model)
+        except ModelLoadError as exc:  # no parser: nothing to align, the service is not ready
+            raise NotReadyError(str(exc)) from exc
+        report = score_accuracy(hypotheses, references, model=model, check=deadline.check)
     return {
         "rows": [_finite(row) for row in report.rows],
         "corpus": _finite(report.corpus),
@@ -166,15 +157,16 @@ def _check_admin() -> None:
 def reload():
     _check_admin()
     data = body.read_object(("model",), allow_empty=True)
-    path = data.get("model")
-    if path is not None and (not isinstance(path, str) or not path.strip()):
+    path = body.optional(data, "model", "string")
+    if path is not None and not path.strip():
         raise BodyError("field 'model' must be a bundle name or a path under the models folder")
     holder = _holder()
     previous = holder.current.summary() if holder.current else None
-    loaded = holder.reload(path)  # ModelLoadError (422) leaves the old model in place
     master = current_app.config.get("GUNICORN_MASTER_PID")
-    scope = "process"
-    if master and int(master) == os.getppid():
-        request_reload(int(master), loaded.path)
-        scope = "all-workers"
+    under_master = bool(master) and int(master) == os.getppid()
+    with _gate().claim(int(master) if under_master else None) as claim:  # 409 / 429
+        with work.slot().hold(work.deadline()):  # the warm-up sentence goes through spaCy
+            loaded = holder.reload(path)  # ModelLoadError (422) leaves the old model in place
+        claim.signal(loaded.path)  # under gunicorn: the master reloads every worker
+    scope = "all-workers" if under_master else "process"
     return {"serving": loaded.summary(), "previous": previous, "scope": scope}

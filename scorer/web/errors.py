@@ -6,9 +6,14 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
 
 - `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400.
 - `InputError` from the library: well-formed but not accepted (empty list, too many items,
-  too long a text, a weight that needs references...) -> 422.
+  too long a text, a weight that needs references...) -> 422; `CostError`, over one of the
+  cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
-- werkzeug's HTTP errors keep their status (404, 405, 413...).
+- `DeadlineExceeded` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
+  with `Retry-After`: the work stopped, the worker goes on.
+- An admin reload while one is pending (`ReloadPendingError`) -> 409; sooner than
+  RELOAD_INTERVAL after the last (`RateLimitedError`) -> 429 with `Retry-After`.
+- werkzeug's HTTP errors keep their status (404, 405, 413, 415...).
 - Anything else -> 500, logged with its traceback and request id; the client sees neither.
 """
 
@@ -16,12 +21,17 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
+from typing import Any
 
 from flask import Flask, Response, g, json, request
 from werkzeug.exceptions import HTTPException
 
+from scorer.deadline import DeadlineExceeded
 from scorer.errors import InputError, ModelLoadError
+from scorer.limits import CostError
+from scorer.web.reloads import RateLimitedError, ReloadPendingError
 from scorer.web.state import NotReadyError
+from scorer.web.work import BusyError
 
 __all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "problem", "register"]
 
@@ -34,14 +44,26 @@ PROBLEM_TYPES: dict[str, int] = {
     "admin-disabled": 403,
     "not-found": 404,
     "method-not-allowed": 405,
+    "reload-pending": 409,
     "body-too-large": 413,
+    "unsupported-encoding": 415,
     "unsupported-input": 422,
+    "too-costly": 422,
     "model-load-failed": 422,
+    "too-many-reloads": 429,
     "internal-error": 500,
     "not-ready": 503,
+    "deadline-exceeded": 503,
+    "busy": 503,
     "http-error": 0,  # any other HTTP status werkzeug raises, with that status
 }
-_HTTP_SLUGS = {404: "not-found", 405: "method-not-allowed", 413: "body-too-large"}
+_HTTP_SLUGS = {
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "body-too-large",
+    415: "unsupported-encoding",
+}
+RETRY_AFTER = "5"  # seconds, for a request stopped at its deadline or refused by a full queue
 
 
 class BodyError(Exception):
@@ -56,7 +78,9 @@ class AdminDisabledError(Exception):
     """The admin API is off: FLUENCY_ADMIN_TOKEN is unset (403)."""
 
 
-def problem(status: int, slug: str, detail: str, headers: dict | None = None) -> Response:
+def problem(
+    status: int, slug: str, detail: str, headers: dict | None = None, **extra: Any
+) -> Response:
     body = {
         "type": f"/problems/{slug}",
         "title": HTTPStatus(status).phrase,
@@ -64,6 +88,7 @@ def problem(status: int, slug: str, detail: str, headers: dict | None = None) ->
         "detail": detail,
         "instance": request.path,
         "request_id": g.get("request_id", ""),
+        **extra,
     }
     return Response(
         json.dumps(body), status=status, mimetype="application/problem+json", headers=headers
@@ -77,7 +102,25 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(InputError)
     def unsupported(exc: InputError):
+        if isinstance(exc, CostError):
+            return problem(422, "too-costly", str(exc), limit=exc.limit, limit_value=exc.value)
         return problem(422, "unsupported-input", str(exc))
+
+    @app.errorhandler(DeadlineExceeded)
+    def deadline(exc: DeadlineExceeded):
+        return problem(503, "deadline-exceeded", str(exc), {"Retry-After": RETRY_AFTER})
+
+    @app.errorhandler(BusyError)
+    def busy(exc: BusyError):
+        return problem(503, "busy", str(exc), {"Retry-After": RETRY_AFTER})
+
+    @app.errorhandler(ReloadPendingError)
+    def reload_pending(exc: ReloadPendingError):
+        return problem(409, "reload-pending", str(exc), {"Retry-After": RETRY_AFTER})
+
+    @app.errorhandler(RateLimitedError)
+    def too_many_reloads(exc: RateLimitedError):
+        return problem(429, "too-many-reloads", str(exc), {"Retry-After": str(exc.retry_after)})
 
     @app.errorhandler(AuthError)
     def unauthorized(exc: AuthError):

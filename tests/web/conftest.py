@@ -58,6 +58,7 @@ def app_config(models_dir) -> dict:
         "MAX_REFERENCES": 3,
         "MAX_CONTENT_LENGTH": 20_000,
         "ADMIN_TOKEN": ADMIN_TOKEN,
+        "RELOAD_INTERVAL": 0,  # tests reload back to back; test_admin.py checks the limit
     }
 
 
