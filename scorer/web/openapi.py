@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from features.accuracy import METRICS
+from scorer.limits import REFUSED_CHARS, blank_chars
 
 __all__ = ["build_spec"]
 
@@ -32,24 +33,63 @@ def _problem(description: str) -> dict[str, Any]:
     }
 
 
+def _char_class(chars: str) -> str:
+    """The inside of a regex character class holding `chars`: ranges of \\uXXXX escapes (the
+    few characters above U+FFFF as themselves)."""
+    points, out, i = sorted(map(ord, chars)), [], 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        a, b = points[i], points[j]
+        esc = lambda c: f"\\u{c:04x}" if c <= 0xFFFF else chr(c)  # noqa: E731
+        out.append(esc(a) if a == b else f"{esc(a)}-{esc(b)}")
+        i = j + 1
+    return "".join(out)
+
+
+def text_pattern() -> str:
+    """What `scorer.limits.Limits.texts` accepts in one text, as a JSON Schema pattern: no
+    control character but tab, LF, CR, no lone surrogate, and at least one character that is
+    neither whitespace nor an invisible format character (Unicode Cf)."""
+    refused = _char_class(REFUSED_CHARS)
+    return f"^[^{refused}]*[^{refused}{_char_class(blank_chars())}][^{refused}]*$"
+
+
 def _texts(description: str, max_items: int, max_chars: int) -> dict[str, Any]:
     return {
         "type": "array",
         "minItems": 1,
         "maxItems": max_items,
-        "items": {"type": "string", "minLength": 1, "maxLength": max_chars},
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_chars,
+            "pattern": text_pattern(),
+        },
         "description": description,
     }
 
 
 _ERRORS_POST = {
-    "400": _problem("Body is not a JSON object, has an unknown field, or a field's type is wrong"),
-    "413": _problem("Body larger than MAX_CONTENT_LENGTH bytes"),
+    "400": _problem(
+        "Body is not a JSON object, has an unknown field, a field's type is wrong (null "
+        "included: leave a field out for its default), or nests deeper than JSON_DEPTH"
+    ),
+    "413": _problem("Body (decoded, if gzip) larger than MAX_CONTENT_LENGTH bytes"),
+    "415": _problem("Content-Encoding other than identity or gzip"),
     "422": _problem(
         "Well-formed but not accepted: empty list, too many items, a text empty, whitespace, "
-        "too long or holding control characters, unknown or unusable weight, top_k < 1"
+        "too long or holding control characters, unknown or unusable weight, top_k < 1; "
+        "or over a cost limit (type /problems/too-costly, with `limit` and `limit_value`: "
+        "MAX_ALIGN_TOKENS, MAX_PAIRS, MAX_ALIGN_WORK, MAX_REQUEST_TOKENS). Token limits are "
+        "counted on the texts and cannot be said in JSON Schema"
     ),
 }
+_BUSY = (
+    "Stopped at REQUEST_TIMEOUT (/problems/deadline-exceeded) or this worker's queue is full "
+    "(/problems/busy); Retry-After says when to try again"
+)
 
 
 def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,6 +105,8 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "detail": {"type": "string", "minLength": 1},
                 "instance": {"type": "string"},
                 "request_id": {"type": "string"},
+                "limit": {"type": "string", "description": "too-costly: the setting refused"},
+                "limit_value": {"type": "integer", "description": "too-costly: its value"},
             },
         },
         "ScoreRequest": {
@@ -114,7 +156,12 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "weights": {
                     "type": "object",
                     "propertyNames": {"enum": ["fluency", *METRICS]},
-                    "additionalProperties": {"type": "number", "minimum": 0},
+                    "additionalProperties": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 1.7976931348623157e308,
+                    },
+                    "description": "Finite, >= 0, at least one > 0; normalised to sum to 1",
                 },
                 "top_k": {"type": "integer", "minimum": 1},
             },
@@ -154,11 +201,15 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "type": "object",
             "additionalProperties": False,
             "required": ["hypotheses", "references"],
+            "description": "references must hold exactly one list per hypothesis (422 "
+            "otherwise: JSON Schema cannot compare the lengths of two arrays)",
             "properties": {
                 "hypotheses": _texts("Generated texts", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
                 "references": {
                     "type": "array",
-                    "description": "One list of references per hypothesis",
+                    "description": "One list of references per hypothesis, as many as hypotheses",
+                    "minItems": 1,
+                    "maxItems": cfg["MAX_BATCH"],
                     "items": _texts(
                         "References of one hypothesis", cfg["MAX_REFERENCES"], cfg["MAX_CHARS"]
                     ),
@@ -258,6 +309,7 @@ def _post(summary: str, request: str, response: str, extra: dict | None = None) 
 
 def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
     not_ready = {"503": _problem("No model loaded (see /readyz)")}
+    busy = {"503": _problem(f"No model loaded (see /readyz); or: {_BUSY}")}
     reload_ = _post(
         "Load a model bundle fully, then swap it in (every gunicorn worker)",
         "ReloadRequest",
@@ -265,7 +317,9 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
         {
             "401": _problem("Missing or wrong bearer token"),
             "403": _problem("Admin API disabled: FLUENCY_ADMIN_TOKEN unset"),
+            "409": _problem("A reload is pending or running; Retry-After"),
             "422": _problem("Bundle missing, corrupt or unusable; the old model stays"),
+            "429": _problem("Sooner than RELOAD_INTERVAL after the last reload; Retry-After"),
         },
     )
     reload_["post"]["requestBody"]["required"] = False
@@ -279,19 +333,18 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "(Bangalore et al. 2000). Errors are RFC 9457 problem details.",
         },
         "paths": {
-            "/v1/score": _post(
-                "Fluency of each sentence", "ScoreRequest", "ScoreResponse", not_ready
-            ),
+            "/v1/score": _post("Fluency of each sentence", "ScoreRequest", "ScoreResponse", busy),
             "/v1/rerank": _post(
                 "Candidates best first by fluency and, with references, accuracy",
                 "RerankRequest",
                 "RerankResponse",
-                not_ready,
+                busy,
             ),
             "/v1/accuracy": _post(
                 "Every accuracy metric per pair and for the corpus",
                 "AccuracyRequest",
                 "AccuracyResponse",
+                {"503": _problem(f"No parser loaded; or: {_BUSY}")},
             ),
             "/v1/model": {
                 "get": {

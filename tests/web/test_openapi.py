@@ -7,10 +7,12 @@ import pytest
 from web.support import ADMIN_TOKEN, REAL
 
 from scorer.web import create_app
+from scorer.web.reloads import ReloadGate
 
 jsonschema = pytest.importorskip("jsonschema")
 
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+JSON = "application/json"
 OK_BODIES = {
     "/v1/score": {"sentences": [REAL, "factory the old."], "features": True},
     "/v1/rerank": {"candidates": [REAL, "factory the old."], "references": [REAL], "top_k": 2},
@@ -20,8 +22,9 @@ OK_BODIES = {
 KEYS = {"/v1/score": "sentences", "/v1/rerank": "candidates", "/v1/accuracy": "hypotheses"}
 
 
-def _request(path: str, method: str, status: int, client, not_ready, closed):
+def _request(path: str, method: str, status: int, client, not_ready, closed, others=None):
     """Make the request that should answer `status` on `path`."""
+    others = others or {}
     if method == "get":
         return (not_ready if status == 503 else client).get(path)
     headers = AUTH if path == "/v1/admin/reload" else {}
@@ -39,6 +42,17 @@ def _request(path: str, method: str, status: int, client, not_ready, closed):
         return client.post(path, json={}, headers={"Authorization": "Bearer nope"})
     if status == 403:
         return closed.post(path, json={}, headers=AUTH)
+    if status == 415:
+        return client.post(
+            path, data=b"{}", headers={**headers, "Content-Encoding": "br"}, content_type=JSON
+        )
+    if status == 409:  # a reload is running in this process
+        return others["pending"].post(path, json={}, headers=AUTH)
+    if status == 429:  # the second reload within RELOAD_INTERVAL
+        others["limited"].post(path, json={}, headers=AUTH)
+        return others["limited"].post(path, json={}, headers=AUTH)
+    if status == 503 and path == "/v1/accuracy":  # past REQUEST_TIMEOUT
+        return others["late"].post(path, json=OK_BODIES[path])
     target = not_ready if status == 503 else client
     return target.post(path, json=bodies[status], headers=headers)
 
@@ -48,6 +62,15 @@ def test_every_documented_response_is_real_and_valid(app_config, tmp_path):
     client = app.test_client()
     not_ready = create_app({"MODELS_DIR": str(tmp_path), "MODEL_PATH": "none"}).test_client()
     closed = create_app({**app_config, "ADMIN_TOKEN": None}).test_client()
+    pending_app = create_app(app_config)
+    gate = ReloadGate(0)
+    gate._lock.acquire()  # as if a reload were running
+    pending_app.extensions["fluency_reload"] = gate
+    others = {
+        "pending": pending_app.test_client(),
+        "limited": create_app({**app_config, "RELOAD_INTERVAL": 3600}).test_client(),
+        "late": create_app({**app_config, "REQUEST_TIMEOUT": 1e-9}).test_client(),
+    }
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.1")
     jsonschema.Draft202012Validator.check_schema({"$defs": spec["components"]["schemas"]})
@@ -60,7 +83,7 @@ def test_every_documented_response_is_real_and_valid(app_config, tmp_path):
     ]
     assert len(documented) >= 25
     for path, method, status, response in documented:
-        resp = _request(path, method, status, client, not_ready, closed)
+        resp = _request(path, method, status, client, not_ready, closed, others)
         assert resp.status_code == status, (path, method, status, resp.get_json(force=True))
         (media_type, content), *_ = response["content"].items()
         assert resp.mimetype == media_type, (path, status)
