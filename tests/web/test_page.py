@@ -145,7 +145,7 @@ def test_candidates_come_back_ranked_with_their_reasons(live, browser):
 def test_bad_input_is_shown_in_words(live, browser):
     _submit(browser, live.url, "", [CORRECT, "word " * 70])
     error = _wait_for(browser, "error")
-    assert "at most 300" in error.text, error.text
+    assert "candidate 2 has 349 characters, at most 300" in error.text, error.text
     assert not browser.find_element(By.ID, "results").is_displayed()
 
     browser.find_element(By.ID, "candidates").clear()

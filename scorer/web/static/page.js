@@ -72,7 +72,11 @@ async function post(path, body) {
     data = null;
   }
   if (!resp.ok) {
-    const detail = data && (data.detail || data.title);
+    // The page sends the candidates as /v1/explain's "sentences": name them as the user sees them.
+    const detail = data && (data.detail || data.title || "").replace(
+      /\b(sentences|candidates)\[(\d+)\]/g,
+      (_, __, i) => `candidate ${Number(i) + 1}`,
+    );
     throw new Error(detail ? `${data.title || "Error"}: ${detail}` : `The service answered ${resp.status}.`);
   }
   return data;
