@@ -18,7 +18,8 @@ from flask import Flask
 
 from scorer.config import from_env
 from scorer.scoring import FluencyScorer
-from scorer.web import api, errors, logs
+from scorer.web import api, errors, logs, page
+from scorer.web import explain as explain_api
 from scorer.web.openapi import build_spec
 from scorer.web.state import ModelHolder
 
@@ -55,6 +56,8 @@ def create_app(
         return build_spec(app.config)
 
     app.register_blueprint(api.bp, url_prefix="/v1")
+    app.register_blueprint(explain_api.bp, url_prefix="/v1")
+    app.register_blueprint(page.bp)
     errors.register(app)
     logs.register(app)
     return app

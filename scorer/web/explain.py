@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app
 
+from scorer.deadline import in_chunks
 from scorer.errors import InputError
 from scorer.explain import LM_THRESHOLD, LM_THRESHOLD_MEANS, TYPICAL_MEANS, as_dict, explain_texts
 from scorer.limits import Limits
-from scorer.web import body
+from scorer.web import body, work
 
 __all__ = ["DEFAULT_TOP", "bp"]
 
@@ -29,7 +30,11 @@ def explain():
     if top < 1:
         raise InputError(f"top must be at least 1, got {top}")
     sentences = Limits.from_config(current_app.config).sentences(sentences)
-    explained = explain_texts(loaded.scorer, sentences)
+    deadline = work.deadline()
+    with work.slot().hold(deadline):  # one scoring request at a time per worker, as /v1/score
+        explained = in_chunks(
+            lambda chunk: explain_texts(loaded.scorer, chunk), sentences, deadline.check
+        )
     return {
         "model": loaded.scorer.name,
         "lm_threshold": {"value": LM_THRESHOLD, "of": LM_THRESHOLD_MEANS},

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from features.accuracy import METRICS
+from scorer.explain import KINDS
 from scorer.limits import REFUSED_CHARS, blank_chars
 
 __all__ = ["build_spec"]
@@ -277,6 +278,16 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "scope": {"enum": ["process", "all-workers"]},
             },
         },
+        "ExplainRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["sentences"],
+            "properties": {
+                "sentences": _texts("Texts to explain", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "top": {"type": "integer", "minimum": 1, "default": 10},
+            },
+        },
+        "ExplainResponse": _explain_response(),
         "Health": {
             "type": "object",
             "required": ["status"],
@@ -286,6 +297,67 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "type": "object",
             "required": ["status", "model"],
             "properties": {"status": {"const": "ready"}, "model": {"type": "string"}},
+        },
+    }
+
+
+def _explain_response() -> dict[str, Any]:
+    number = {"type": "number"}
+    span = {
+        "type": "object",
+        "required": ["start", "end", "kind", "detail"],
+        "properties": {
+            "start": {"type": "integer", "minimum": 0, "description": "code points, inclusive"},
+            "end": {"type": "integer", "minimum": 0, "description": "code points, exclusive"},
+            "kind": {"enum": sorted(KINDS)},
+            "detail": {"type": "string"},
+        },
+    }
+    feature = {
+        "type": "object",
+        "required": ["feature", "value", "typical", "contribution"],
+        "properties": {
+            "feature": {"type": "string"},
+            "value": number,
+            "typical": number,
+            "contribution": number,
+        },
+    }
+    contributions = {
+        "type": "object",
+        "required": ["method", "exact", "intercept", "features", "rest", "residual"],
+        "description": "fluency = intercept + sum of features' contributions + rest + residual",
+        "properties": {
+            "method": {"enum": ["linear", "occlusion"]},
+            "exact": {"type": "boolean"},
+            "intercept": number,
+            "features": {"type": "array", "items": feature},
+            "rest": number,
+            "residual": number,
+        },
+    }
+    item = {
+        "type": "object",
+        "required": ["index", "fluency", "spans", "contributions"],
+        "properties": {
+            "index": {"type": "integer", "minimum": 0},
+            "fluency": {"type": "number", "description": "as /v1/score gives it"},
+            "spans": {"type": "array", "items": span},
+            "contributions": contributions,
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["model", "lm_threshold", "typical", "explanations"],
+        "properties": {
+            "model": {"type": "string"},
+            "lm_threshold": {
+                "type": "object",
+                "required": ["value", "of"],
+                "properties": {"value": number, "of": {"type": "string"}},
+            },
+            "typical": {"type": "string"},
+            "explanations": {"type": "array", "items": item},
         },
     }
 
@@ -340,6 +412,12 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "RerankResponse",
                 busy,
             ),
+            "/v1/explain": _post(
+                "Why each text scores as it does: marked spans and feature contributions",
+                "ExplainRequest",
+                "ExplainResponse",
+                busy,
+            ),
             "/v1/accuracy": _post(
                 "Every accuracy metric per pair and for the corpus",
                 "AccuracyRequest",
@@ -353,6 +431,17 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 }
             },
             "/v1/admin/reload": reload_,
+            "/": {
+                "get": {
+                    "summary": "A page to rank candidates and see why (HTML)",
+                    "responses": {
+                        "200": {
+                            "description": "The page",
+                            "content": {"text/html": {"schema": {"type": "string"}}},
+                        }
+                    },
+                }
+            },
             "/healthz": {
                 "get": {
                     "summary": "The process is alive",
