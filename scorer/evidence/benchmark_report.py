@@ -137,4 +137,15 @@ def aggregate_table(runs: Sequence[BenchmarkRun]) -> str:
         )
         out += ["", f"{title}:", ""]
         out += _table(["model, aggregate", *names], rows)
+        rows = []
+        for run in runs[1:]:
+            for model in run.models:
+                diffs = run.versus_first.get(model, {})
+                rows.append(
+                    [f"{model} `{run.aggregate}` - `{runs[0].aggregate}`"]
+                    + [_diff(diffs.get(n, {}).get(what)) for n in names]
+                )
+        if rows:
+            out += ["", f"{title}, difference from `{runs[0].aggregate}` [95% CI]:", ""]
+            out += _table(["model, aggregate", *names], rows)
     return "\n".join(out).lstrip("\n") + "\n"

@@ -51,6 +51,8 @@ class BenchmarkRun:
     n_samples: int
     seed: int
     notes: list[str] = field(default_factory=list)
+    # model -> file -> statistic -> this aggregate's score minus the first aggregate's
+    versus_first: dict[str, dict[str, dict[str, Difference]]] = field(default_factory=dict)
 
 
 def judgement_files(dev: str | Path, files: Sequence[str] = ()) -> list[Path]:
@@ -136,6 +138,21 @@ def _evaluate(files: list[FileColumns], *, n_samples: int, seed: int) -> list[Fi
     return results
 
 
+def _versus(first: list[FileColumns], other: list[FileColumns], n_samples: int, seed: int):
+    """Paired bootstrap of each model under `other`'s aggregate minus under `first`'s."""
+    if first is other:
+        return {}
+    out: dict[str, dict[str, dict[str, Difference]]] = {}
+    for a, b in zip(first, other, strict=True):
+        pairs = Pairs(a.human, a.groups)
+        for label, x in b.models.items():
+            boot = group_bootstrap(
+                x, {"first": a.models[label]}, a.human, pairs, n_samples=n_samples, seed=seed
+            )
+            out.setdefault(label, {})[a.name] = {w: d["first"] for w, d in boot.items() if d}
+    return out
+
+
 def run_benchmark(
     scorers: Sequence,
     paths: Sequence[Path],
@@ -168,11 +185,12 @@ def run_benchmark(
     )
     runs = []
     for how in aggregates:
+        versus = _versus(columns[aggregates[0]], columns[how], n_samples, seed)
         notes = []
         if len(paths) < 2:
             notes.append("one file: no other file to take a feature's direction from: no features")
         results = _evaluate(columns[how], n_samples=n_samples, seed=seed)
-        runs.append(BenchmarkRun(how, results, labels, n_samples, seed, notes))
+        runs.append(BenchmarkRun(how, results, labels, n_samples, seed, notes, versus))
     return runs
 
 
@@ -199,6 +217,10 @@ def as_dict(run: BenchmarkRun) -> dict:
             "models": run.models,
             "bootstrap": {"n_samples": run.n_samples, "seed": run.seed},
             "notes": run.notes,
+            "versus_first_aggregate": {
+                m: {f: {w: asdict(d) for w, d in ds.items()} for f, ds in files.items()}
+                for m, files in run.versus_first.items()
+            },
             "files": [
                 {
                     "file": f.name,

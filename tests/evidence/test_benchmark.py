@@ -194,6 +194,7 @@ def test_benchmark_end_to_end_with_a_cached_rerun(dev, tmp_path):
     assert first.table["toy.v1/bad"].spearman > 0  # used the way round it agrees
     assert first.best["spearman"] is not None
     assert set(first.differences["stub"]) == {"spearman", "kendall"}
+    assert runs[0].versus_first == {} and set(runs[1].versus_first["stub"]) == {"one", "two"}
     n_computed = scorer.n_rows
     assert n_computed > 0
     again = run_benchmark([scorer], paths, **kwargs)
