@@ -1,9 +1,11 @@
 """`fluency score`, `features` and `accuracy`: the model, the extractors and the reference-based
-accuracies over text files.
+accuracies over files (plain text, JSON Lines, Parquet: `scorer.tables`).
 
-Both stream: input is read, parsed and scored in chunks of `--chunk` lines, and each chunk's
-output is written before the next is read, so 100,000 lines take bounded memory. An empty input
-line is kept as a segment (its row says so) rather than shifting every later line.
+`score` and `features` stream: input is read, parsed and scored in chunks of `--chunk` rows, and
+each chunk's output is written before the next is read, so 100,000 lines take bounded memory. An
+empty input line is kept as a segment (its row says so) rather than shifting every later line,
+and a row that cannot be scored gets a null score and a reason (`scorer.batch`), not a
+traceback. `score --dask` sends the chunks to a Dask cluster (`scorer.distributed`).
 """
 
 from __future__ import annotations

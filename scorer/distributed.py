@@ -88,7 +88,7 @@ def connect(scheduler: str, *, timeout: float = CONNECT_TIMEOUT, quiet: bool = F
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",  # no fixed port: clusters side by side, no warning
             scheduler_kwargs={"dashboard": False},
             silence_logs=logging.CRITICAL if quiet else logging.WARNING,
         )
@@ -152,12 +152,27 @@ def _plugin_class():
                 self.error = f"worker {worker.address} cannot load the model: {exc}"
                 raise ModelLoadError(self.error) from None
 
+        @staticmethod
+        def _here(config: Mapping[str, Any]) -> dict[str, Any]:
+            """The client's settings, except a models folder this machine lacks: then the
+            bundle is looked for where this worker's installation keeps its models (the same
+            wheel installed everywhere ships the same default bundle; the hash says so)."""
+            from scorer.config import DEFAULTS
+
+            config = dict(config)
+            if not Path(config["MODELS_DIR"]).is_dir():
+                ours = Path(DEFAULTS["MODELS_DIR"])
+                if Path(config["MODEL_PATH"]).parent == Path(config["MODELS_DIR"]):
+                    config["MODEL_PATH"] = str(ours / Path(config["MODEL_PATH"]).name)
+                config["MODELS_DIR"] = str(ours)
+            return config
+
         def _load(self):
             from features.resources import one_thread_per_process
             from scorer.scoring import load_configured
 
             one_thread_per_process()
-            scorer = load_configured(self.model, self.config)
+            scorer = load_configured(self.model, self._here(self.config))
             # The parsers and the LM load on first use: one sentence loads them now, so the
             # first partition is not slower and a missing resource fails here, not mid-run.
             scorer.score_texts([WARM_UP])
