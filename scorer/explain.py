@@ -45,6 +45,9 @@ __all__ = [
 # names are not marked for being rare). About 1.5% of the tokens of plain sentences fall
 # below it (tests/web/data/sentences.txt: 1,018 events, 1st percentile -0.86, 2nd -0.65).
 LM_THRESHOLD = -0.7
+LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
+# What `Contribution.typical` is: the scaler's mean, the point the linear terms are measured from.
+TYPICAL_MEANS = "the training data's mean (real and generated text alike)"
 
 KINDS = {
     "link_grammar_null": "linkgrammar.v5",
@@ -244,6 +247,15 @@ def _offset_maps(text: str, placeholders: Sequence[str]) -> tuple[list[int], lis
     return starts, ends
 
 
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """A span without the whitespace at its ends (a fragment may begin with a space token)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
 def _pieces(filled: str, by_sentence: bool) -> list[tuple[str, int]]:
     """The sentences `segment` makes of a filled text, each with the offset of its first
     non-blank character (where its parse, which strips the ends, begins)."""
@@ -286,14 +298,12 @@ def explain_texts(
             offsets = _token_offsets(sentence)
             for first, last, kind, detail in _token_spans(sentence, details, k, used):
                 a, b = at + offsets[first][0], at + offsets[last][1]
-                spans.add(Span(starts[a], ends[b - 1], kind, detail))
+                start, end = _trim(text, starts[a], ends[b - 1])
+                if start < end:
+                    spans.add(Span(start, end, kind, detail))
         ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))
         out.append(Explanation(text, float(score), ordered, contrib, len(index)))
     return out
-
-
-LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
-TYPICAL_MEANS = "the training data's mean (real and generated text alike)"
 
 
 def as_dict(explanation: Explanation, *, top: int = 10) -> dict:

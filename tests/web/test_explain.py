@@ -28,6 +28,7 @@ AWKWARD = [
     "  X is a  restaurant in the X area. It serves 🙂 ★ food food.",  # placeholders, emoji
     "Café naïve 👍🏽 the the coöperation said X.",  # combining marks, a skin-tone modifier
     "Prices rose. Prices rose. Then they fell\tagain!",  # several sentences, a tab
+    "The company  said   profits rose the in first \n quarter .",  # runs of spaces: space tokens
 ]
 
 
