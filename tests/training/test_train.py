@@ -271,7 +271,7 @@ def test_a_text_of_several_sentences_scores_as_their_token_weighted_mean(trained
     n_a, n_b = len(scorer.annotate([first])[0].tokens), len(scorer.annotate([second])[0].tokens)
     assert whole.score == pytest.approx((n_a * a.score + n_b * b.score) / (n_a + n_b))
     assert whole.features["spacy.v1/extra_roots"] == 0.0  # each sentence parsed on its own
-    unsplit = scorer.score_texts([both], with_features=True)[0]  # the default: whole
+    unsplit = scorer.score_texts([both], with_features=True, aggregate="whole")[0]
     assert unsplit.n_sentences == 1 and unsplit.features["spacy.v1/extra_roots"] == 1.0
     assert whole.score > unsplit.score  # read whole, the pair looks like a fragment
 
