@@ -74,7 +74,7 @@ def check_weights(weights: Mapping[str, float] | None, has_refs: bool) -> dict[s
             raise InputError(f"unknown weight {name!r}; one of {', '.join(allowed)}")
         if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
             raise InputError(f"weight {name!r} must be a finite number >= 0, got {w!r}")
-        if name != "fluency" and not has_refs and w > 0:
+        if name != "fluency" and not has_refs:
             raise InputError(f"weight {name!r} needs references; give references or drop it")
         out[name] = float(w)
     largest = max(out.values())

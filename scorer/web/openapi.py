@@ -51,9 +51,10 @@ def _char_class(chars: str) -> str:
 
 def text_pattern() -> str:
     """What `scorer.limits.Limits.texts` accepts in one text, as a JSON Schema pattern: no
-    control character but tab, LF, CR, no lone surrogate, and at least one character that is
-    neither whitespace nor an invisible format character (Unicode Cf)."""
-    refused = _char_class(REFUSED_CHARS)
+    control character but tab, LF, CR, and at least one character that is neither whitespace
+    nor an invisible format character (Unicode Cf). Lone surrogates (a JSON escape such as
+    \\ud800 without its pair) are refused too, but are not code points a pattern can name."""
+    refused = _char_class("".join(c for c in REFUSED_CHARS if not 0xD800 <= ord(c) <= 0xDFFF))
     return f"^[^{refused}]*[^{refused}{_char_class(blank_chars())}][^{refused}]*$"
 
 
@@ -162,10 +163,19 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                         "minimum": 0,
                         "maximum": 1.7976931348623157e308,
                     },
-                    "description": "Finite, >= 0, at least one > 0; normalised to sum to 1",
+                    "anyOf": [
+                        {"required": [name], "properties": {name: {"exclusiveMinimum": 0}}}
+                        for name in ("fluency", *METRICS)
+                    ],
+                    "description": "Finite, >= 0, at least one > 0; normalised to sum to 1. "
+                    "Without references only `fluency` may be named",
                 },
                 "top_k": {"type": "integer", "minimum": 1},
             },
+            "anyOf": [  # accuracy weights need references
+                {"required": ["references"]},
+                {"properties": {"weights": {"propertyNames": {"const": "fluency"}}}},
+            ],
         },
         "RerankResponse": {
             "type": "object",

@@ -78,6 +78,7 @@ def start_server(models_dir: Path, log: Path, *, workers: int = 2, env: dict | N
         "FLUENCY_MAX_CONTENT_LENGTH": "20000",
         "FLUENCY_ADMIN_TOKEN": ADMIN_TOKEN,
         "FLUENCY_RELOAD_INTERVAL": "0",
+        "FLUENCY_MAX_ALIGN_TOKENS": "300",  # = MAX_CHARS: only the schema's limits bind
         **(env or {}),
     }
     environ.pop("FLUENCY_GUNICORN_MASTER_PID", None)
