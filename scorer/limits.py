@@ -110,9 +110,11 @@ class Limits:
         for i, text in enumerate(out):
             bad = _REFUSED.search(text)
             if bad:
+                code = ord(bad.group())
+                kind = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
                 raise InputError(
-                    f"{what}[{i}] holds the control character U+{ord(bad.group()):04X}; remove "
-                    "it (tab, newline and carriage return are accepted)"
+                    f"{what}[{i}] holds {kind} U+{code:04X}; remove it (tab, newline and "
+                    "carriage return are accepted)"
                 )
             if not text.strip(blank_chars()):
                 raise InputError(

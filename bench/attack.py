@@ -1,0 +1,227 @@
+"""Expensive requests against cheap ones: is the service still responsive under attack?
+
+In one run, for `--seconds`:
+
+- `--attackers` clients (default 4) send the costliest valid-looking request back to back:
+  `/v1/rerank` with 64 candidates and 16 references of 1,000 one-letter words each (160 kB;
+  `--shape accuracy`: `/v1/accuracy`, 1 hypothesis x 16 such references). Before the cost limits
+  one took longer than gunicorn's 60 s timeout and four of them held both workers;
+- one client polls `GET /healthz` every 20 ms;
+- one client sends a normal `/v1/rerank` back to back (10 candidates of ~20 words, a new list
+  each time, so the feature cache never hits).
+
+It prints, per stream, requests, statuses and latency p50/p99/max, then the targets: every
+attack answer is problem details within 10 s; /healthz p99 < 100 ms; normal rerank p99 < 1 s;
+no worker killed (counted in gunicorn's log when the server is started here).
+
+    python bench/attack.py --model-path models/default          # starts gunicorn, 2 workers
+    python bench/attack.py --url http://127.0.0.1:8000           # a running server
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# As in bench/http.py: this folder first on sys.path would shadow the standard library's http.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import argparse
+import os
+import random
+import signal
+import socket
+import string
+import subprocess
+import tempfile
+import threading
+import time
+
+import numpy as np
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._data import sentences
+
+HEALTH_EVERY = 0.02  # seconds between two /healthz probes
+TARGETS = {"attack_max_s": 10.0, "healthz_p99_ms": 100.0, "rerank_p99_ms": 1000.0}
+
+
+def attack_body(shape: str, seed: int = 0) -> tuple[str, dict]:
+    rng = random.Random(seed)
+
+    def text() -> str:
+        return " ".join(rng.choice(string.ascii_lowercase) for _ in range(1000))
+
+    if shape == "accuracy":
+        return "/v1/accuracy", {"hypotheses": [text()], "references": [[text() for _ in range(16)]]}
+    return "/v1/rerank", {
+        "candidates": [text() for _ in range(64)],
+        "references": [text() for _ in range(16)],
+    }
+
+
+class Stream:
+    """Latencies and statuses of one kind of request, filled by several threads."""
+
+    def __init__(self, name: str):
+        self.name, self.lock = name, threading.Lock()
+        self.seconds: list[float] = []
+        self.statuses: dict[str, int] = {}
+        self.not_problem = 0  # error answers that were not application/problem+json
+
+    def add(self, seconds: float, status: str, problem_ok: bool = True) -> None:
+        with self.lock:
+            self.seconds.append(seconds)
+            self.statuses[status] = self.statuses.get(status, 0) + 1
+            self.not_problem += 0 if problem_ok else 1
+
+    def row(self) -> dict:
+        ms = np.array(self.seconds) * 1000 if self.seconds else np.array([np.nan])
+        return {
+            "n": len(self.seconds),
+            "p50": float(np.percentile(ms, 50)),
+            "p99": float(np.percentile(ms, 99)),
+            "max": float(ms.max()),
+            "statuses": ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())),
+        }
+
+
+def _timed(session: requests.Session, stream: Stream, method: str, url: str, **kwargs) -> None:
+    t0 = time.perf_counter()
+    try:
+        resp = session.request(method, url, **kwargs)
+    except requests.RequestException as exc:
+        stream.add(time.perf_counter() - t0, type(exc).__name__, problem_ok=False)
+        return
+    problem_ok = resp.status_code < 400 or resp.headers.get("Content-Type", "").startswith(
+        "application/problem+json"
+    )
+    stream.add(time.perf_counter() - t0, str(resp.status_code), problem_ok)
+
+
+def run(url: str, seconds: float, attackers: int, shape: str) -> dict[str, Stream]:
+    path, body = attack_body(shape)
+    streams = {name: Stream(name) for name in ("attack", "healthz", "rerank")}
+    stop_at = time.monotonic() + seconds
+    normal = sentences(500, seed=3)
+
+    def attacker():
+        session = requests.Session()
+        while time.monotonic() < stop_at:
+            _timed(session, streams["attack"], "POST", url + path, json=body, timeout=70)
+
+    def health():
+        session = requests.Session()
+        while time.monotonic() < stop_at:
+            _timed(session, streams["healthz"], "GET", url + "/healthz", timeout=30)
+            time.sleep(HEALTH_EVERY)
+
+    def reranker():
+        session, k = requests.Session(), 0
+        while time.monotonic() < stop_at:
+            k += 1
+            base = normal[k % len(normal)]
+            words, rng = base.split(), random.Random(k)
+            cands = [base] + [" ".join(rng.sample(words, len(words))) for _ in range(9)]
+            _timed(
+                session, streams["rerank"], "POST", url + "/v1/rerank",
+                json={"candidates": cands}, timeout=70,
+            )  # fmt: skip
+
+    threads = [threading.Thread(target=attacker) for _ in range(attackers)]
+    threads += [threading.Thread(target=health), threading.Thread(target=reranker)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return streams
+
+
+def start_gunicorn(args, log: Path) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, FLUENCY_ACCESS_LOG="0")
+    if args.model_path:
+        env["FLUENCY_MODEL_PATH"] = args.model_path
+    if args.models_dir:
+        env["FLUENCY_MODELS_DIR"] = args.models_dir
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(args.workers)]
+    cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if requests.get(url + "/readyz", timeout=1).status_code == 200:
+                return proc, url
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("gunicorn not ready after 120 s")
+
+
+def report(streams: dict[str, Stream], killed: int | None, seconds: float, attackers: int):
+    print(f"{attackers} attackers, 1 /healthz poller, 1 normal rerank client, {seconds:g} s")
+    print(f"{'stream':<8} {'n':>5} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9}  statuses")
+    rows = {name: s.row() for name, s in streams.items()}
+    for name, r in rows.items():
+        print(
+            f"{name:<8} {r['n']:>5} {r['p50']:>9.1f} {r['p99']:>9.1f} {r['max']:>9.1f}  "
+            f"{r['statuses']}"
+        )
+    attack = streams["attack"]
+    checks = {
+        "every attack answer is problem details": attack.not_problem == 0 and bool(attack.seconds),
+        f"every attack answer within {TARGETS['attack_max_s']:g} s": rows["attack"]["max"]
+        <= TARGETS["attack_max_s"] * 1000,
+        f"/healthz p99 < {TARGETS['healthz_p99_ms']:g} ms": rows["healthz"]["p99"]
+        < TARGETS["healthz_p99_ms"],
+        f"normal rerank p99 < {TARGETS['rerank_p99_ms']:g} ms": rows["rerank"]["p99"]
+        < TARGETS["rerank_p99_ms"],
+        "every normal rerank answered 200": set(streams["rerank"].statuses) == {"200"},
+    }
+    if killed is not None:
+        checks["no worker killed (gunicorn log)"] = killed == 0
+    for name, ok in checks.items():
+        print(f"{'met   ' if ok else 'MISSED'} {name}")
+    return all(checks.values())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", help="a running server; default: start gunicorn here")
+    ap.add_argument("--model-path", help="FLUENCY_MODEL_PATH for the server started here")
+    ap.add_argument("--models-dir", help="FLUENCY_MODELS_DIR for the server started here")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--attackers", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--shape", choices=("rerank", "accuracy"), default="rerank")
+    args = ap.parse_args(argv)
+    proc, killed = None, None
+    log = Path(tempfile.mkstemp(prefix="attack-gunicorn-", suffix=".log")[1])
+    if args.url:
+        url = args.url.rstrip("/")
+    else:
+        proc, url = start_gunicorn(args, log)
+    try:
+        streams = run(url, args.seconds, args.attackers, args.shape)
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+            killed = sum("WORKER TIMEOUT" in line for line in log.read_text().splitlines())
+    ok = report(streams, killed, args.seconds, args.attackers)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
