@@ -38,6 +38,7 @@ __all__ = [
     "FeatureExtractor",
     "RankSVM",
     "build_model",
+    "bundle_folder",
     "feature_set_version",
     "load_model",
     "save_model",
@@ -241,12 +242,18 @@ def _inside(path: Path, folder: Path) -> bool:
     return True
 
 
+def bundle_folder(path: str | Path, models_dir: str | Path) -> Path:
+    """Where a bundle is: `path` itself, or a bare name under `models_dir` (models/<name>)."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists():
+        return Path(models_dir) / path
+    return path
+
+
 def load_model(path: str | Path, models_dir: str | Path) -> tuple[Pipeline, dict[str, Any]]:
     """Load a bundle after checking where it is, its hash, and its features against ours."""
     models_dir = Path(models_dir)
-    path = Path(path)
-    if not path.is_absolute() and not path.exists():
-        path = models_dir / path  # a bare name: models/<name>
+    path = bundle_folder(path, models_dir)
     if not _inside(path, models_dir):
         raise ModelLoadError(
             f"model {path} is outside the models directory {models_dir}; joblib files run code "

@@ -1,4 +1,8 @@
-"""`FluencyScorer`: texts in, GLEU scores out (the SVM's signed distance to its hyperplane)."""
+"""`FluencyScorer`: texts in, fluency scores out.
+
+The GLEU score is the SVM's signed distance to its hyperplane; a bundle with a calibration stage
+(`scorer.calibration`) also maps it onto a human scale, and that is then the fluency score.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse
 from features.resources import MODELS_DIR, Resources
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
+from scorer.calibration import Calibration, load_calibration
 from scorer.errors import InputError, ModelLoadError
-from scorer.model import load_model, sha256_file
+from scorer.model import bundle_folder, load_model, sha256_file
 
 __all__ = [
     "FeatureCache",
@@ -34,9 +39,12 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Score:
     text: str
-    score: float  # > 0: on the side of real sentences; larger is more fluent
+    # Fluency, larger is more fluent: the calibrated score where the bundle has a calibration
+    # stage (standard deviations above the average judged output), else the GLEU score.
+    score: float
     features: dict[str, float] = field(default_factory=dict)
     n_sentences: int = 1  # sentences the text was read as (1 when read whole)
+    gleu: float = float("nan")  # the SVM's signed distance: > 0 on the side of real sentences
 
 
 def check_texts(
@@ -118,8 +126,10 @@ class FluencyScorer:
         resources: Resources | None = None,
         cache_size: int = 0,
         placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
+        calibration: Calibration | None = None,
     ):
         self.pipeline = pipeline
+        self.calibration = calibration
         # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
         self.placeholders = tuple(placeholders)
         self.card = card
@@ -184,11 +194,15 @@ class FluencyScorer:
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.pipeline[1:].decision_function(rows) if rows else []
-        scores = seg.aggregate(values, how)
-        text_rows = seg.aggregate_rows(rows, how, values) if with_features else [{} for _ in texts]
+        gleu = seg.aggregate(values, how)
+        need_rows = with_features or self.calibration is not None
+        text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
+        fluency = gleu if self.calibration is None else self.calibration.apply(gleu, text_rows)
+        if not with_features:
+            text_rows = [{} for _ in texts]
         return [
-            Score(t, float(v), row, len(i))
-            for t, v, row, i in zip(texts, scores, text_rows, seg.index, strict=True)
+            Score(t, float(f), row, len(i), float(g))
+            for t, f, g, row, i in zip(texts, fluency, gleu, text_rows, seg.index, strict=True)
         ]
 
     def score_sentences(
@@ -229,6 +243,7 @@ def load_scorer(
     are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
     recorded them in training."""
     pipeline, card = load_model(path, models_dir)
+    calibration = load_calibration(bundle_folder(path, models_dir), card)
     recorded = card.get("resources", {})
     paths = {}
     for name in card["features"]:
@@ -243,6 +258,7 @@ def load_scorer(
         resources=Resources(spacy_model=spacy_model, **paths),
         cache_size=cache_size,
         placeholders=placeholders,
+        calibration=calibration,
     )
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from features.errors import InputError
+from scorer.calibration import CALIBRATION_FILE, GLEU_INPUT
 
 if TYPE_CHECKING:
     from scorer.scoring import FluencyScorer
@@ -42,8 +43,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-GLEU_COLUMN = "gleu"
-CALIBRATION_FILE = "calibration.joblib"
 
 
 def _candidates() -> dict[str, Any]:
@@ -143,7 +142,10 @@ def judged_file(
 def _cache_path(cache_dir, path: Path, scorer: FluencyScorer, texts: Sequence[str]):
     if cache_dir is None:
         return None
-    h = hashlib.sha256(str(scorer.card.get("model_sha256", "")).encode())
+    from features.segment import resolve_aggregate
+
+    key = f"{scorer.card.get('model_sha256', '')}|{resolve_aggregate()}"
+    h = hashlib.sha256(key.encode())
     for t in texts:
         h.update(t.encode() + b"\n")
     return Path(cache_dir) / f"{path.stem}-{h.hexdigest()[:16]}.json"
@@ -153,14 +155,16 @@ def _score(scorer: FluencyScorer, texts: list[str], n_jobs: int):
     """GLEU scores and feature rows, as `FluencyScorer.score_texts` gives them, in `n_jobs`
     worker processes for long files."""
     from features.placeholders import fill_placeholders
-    from features.segment import segment
+    from features.segment import resolve_aggregate, segment
     from training.train import featurize
 
-    seg = segment(fill_placeholders(texts, scorer.placeholders), by_sentence=False)
+    how = resolve_aggregate()  # the scorer's default reading of a text of several sentences
+    seg = segment(fill_placeholders(texts, scorer.placeholders), by_sentence=how != "whole")
     names = scorer.pipeline.named_steps["extract"].features_
     rows = featurize(seg.sentences, names, scorer.resources, n_jobs=n_jobs)
-    gleu = np.asarray(seg.mean(scorer.pipeline[1:].decision_function(rows)), dtype=float)
-    return gleu, seg.mean_rows(rows)
+    values = scorer.pipeline[1:].decision_function(rows) if rows else np.empty(0)
+    gleu = np.asarray(seg.aggregate(values, how), dtype=float)
+    return gleu, seg.aggregate_rows(rows, how, values)
 
 
 def design(files: Sequence[JudgedFile], columns: Sequence[str]) -> np.ndarray:
@@ -245,7 +249,7 @@ def calibrate(
         shutil.copyfile(src / MODEL_FILE, out / MODEL_FILE)
     joblib.dump(final, out / CALIBRATION_FILE, compress=3)
     section = {
-        "inputs": [GLEU_COLUMN, *columns],
+        "inputs": [GLEU_INPUT, *columns],
         "target": f"{field}, z-normalised within each judgement file",
         "regressor": best,
         "sha256": sha256_file(out / CALIBRATION_FILE),

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from scorer.errors import ModelLoadError
 from training.calibrate import (
     JudgedFile,
     _candidates,
@@ -67,8 +68,9 @@ def _write(path, rows):
 
 
 def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
+    from scorer.calibration import CALIBRATION_FILE
     from scorer.model import MODEL_FILE, sha256_file
-    from training.calibrate import CALIBRATION_FILE
+    from scorer.scoring import load_scorer
 
     good = [
         "The hotel is near the station.",
@@ -114,6 +116,21 @@ def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
     assert card["calibration"]["sha256"] == sha256_file(models / "cal" / CALIBRATION_FILE)
     assert card["model_sha256"] == sha256_file(models / "cal" / MODEL_FILE)
     assert card["calibration"]["inputs"][0] == "gleu"
+
+    # The bundle serves both stages: the GLEU score as the model it came from gives it, and a
+    # fluency score on the human scale that orders texts as the fitted regressor says.
+    served = load_scorer(models / "cal", models_dir=models)
+    texts = [good[0], bad[0]]
+    both = served.score_texts(texts)
+    plain = default_scorer.score_texts(texts)
+    assert [s.gleu for s in both] == pytest.approx([s.score for s in plain], abs=1e-9)
+    assert [s.gleu for s in plain] == pytest.approx([s.score for s in plain], abs=1e-9)
+    assert both[0].score != both[0].gleu
+    assert both[0].score > both[1].score
+
+    (models / "cal" / CALIBRATION_FILE).write_bytes(b"not a model")
+    with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
+        load_scorer(models / "cal", models_dir=models)
 
 
 def default_scorer_path():
