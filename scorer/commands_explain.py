@@ -34,8 +34,11 @@ def cmd_explain(args: argparse.Namespace, config: dict) -> int:
     number = 0
     while chunk := list(itertools.islice(lines, args.chunk)):
         keep = [i for i, t in enumerate(chunk) if t.strip()]
+        texts = [chunk[i] for i in keep]
         explained = (
-            explain_texts(scorer, [chunk[i] for i in keep], by_sentence=args.by_sentence)
+            explain_texts(
+                scorer, texts, by_sentence=args.by_sentence, locate_nulls=args.locate_nulls
+            )
             if keep
             else []
         )
@@ -66,5 +69,11 @@ def add_commands(sub) -> None:
         "--by-sentence",
         action="store_true",
         help="split each line at its sentence-final punctuation, as `fluency score --by-sentence`",
+    )
+    explain.add_argument(
+        "--locate-nulls",
+        action="store_true",
+        help="mark which words Link Grammar skips where one null word is not enough (parses "
+        "those sentences again)",
     )
     explain.set_defaults(func=cmd_explain)

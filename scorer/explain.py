@@ -12,6 +12,7 @@ points), whatever placeholders were filled and however many sentences it holds.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -85,7 +86,7 @@ _DETAILED: dict[str, Callable] = {
 }
 
 
-def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence]):
+def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence], null_search: int = 1):
     """Feature rows (key for key what `extract` yields) and the details of each extractor."""
     specs = [registry.get(n) for n in scorer.pipeline.named_steps["extract"].features_]
     plain = [s.name for s in specs if s.name not in _DETAILED]
@@ -94,7 +95,10 @@ def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence]):
     for spec in specs:
         if spec.name not in _DETAILED:
             continue
-        pairs = _DETAILED[spec.name](list(sentences), scorer.resources)
+        func = _DETAILED[spec.name]
+        if func is linkgrammar_nulls:
+            func = functools.partial(func, max_nulls=null_search)
+        pairs = func(list(sentences), scorer.resources)
         for merged, (got, _) in zip(values, pairs, strict=True):
             if set(got) != set(spec.names):
                 raise FeatureError(f"{spec.name} yielded {sorted(got)}, not {sorted(spec.names)}")
@@ -131,12 +135,13 @@ def _quote(sentence: Sentence, first: int, last: int) -> str:
     return " ".join(sentence.tokens[first : last + 1])
 
 
-def _null_words(sentence: Sentence, nulls: list[int] | None):
-    if nulls is None:
+def _null_words(sentence: Sentence, nulls: list[int] | None, searched: int):
+    if nulls is None:  # more than `searched` nulls needed (or the parse timed out)
+        words = "one word" if searched == 1 else f"{searched} words"
         yield (
             0,
             sentence.n_tokens - 1,
-            (f"Link Grammar finds no linkage of this sentence even skipping {NULL_SEARCH} words"),
+            (f"Link Grammar finds no linkage of this sentence skipping at most {words}"),
         )
     for a, b in _runs(nulls or []):
         words = "words" if b > a else "word"
@@ -212,14 +217,17 @@ def _debris(sentence: Sentence):
         yield a, b, "symbols where words should be"
 
 
-def _token_spans(sentence: Sentence, details: dict[str, list], k: int, used: set[str]):
+def _token_spans(
+    sentence: Sentence, details: dict[str, list], k: int, used: set[str], searched: int
+):
     """(first token, last token, kind, detail) of one parsed sentence (the k-th of the batch),
-    from the extractors the model reads."""
+    from the extractors the model reads; `searched`: most null words Link Grammar looked for."""
     if sentence.n_tokens == 0:
         return []
     found = []
     if "linkgrammar.v5" in details:
-        found.append(("link_grammar_null", _null_words(sentence, details["linkgrammar.v5"][k])))
+        nulls = details["linkgrammar.v5"][k]
+        found.append(("link_grammar_null", _null_words(sentence, nulls, searched)))
     if "spacy.v1" in used:
         found.append(("dependency_fragment", _fragments(sentence)))
     if "constituency.v1" in details:
@@ -271,14 +279,24 @@ def _pieces(filled: str, by_sentence: bool) -> list[tuple[str, int]]:
 
 
 def explain_texts(
-    scorer: FluencyScorer, texts: Sequence[str], *, by_sentence: bool = False
+    scorer: FluencyScorer,
+    texts: Sequence[str],
+    *,
+    by_sentence: bool = False,
+    locate_nulls: bool = False,
 ) -> list[Explanation]:
-    """Score and explain raw texts (callers check the input), one parse serving both."""
+    """Score and explain raw texts (callers check the input), one parse serving both.
+
+    Link Grammar's parse for the features looks for at most one null word; a sentence that
+    needs more gets one span over all of it. `locate_nulls=True` parses such a sentence again
+    allowing up to NULL_SEARCH null words, to mark which: it costs more than the features' own
+    parse (see `features.linkgrammar.NULL_SEARCH`), so it is off unless asked for."""
     texts = list(texts)
     filled = fill_placeholders(texts, scorer.placeholders)
     seg = segment(filled, by_sentence=by_sentence)
     parsed = scorer.annotate(seg.sentences)
-    rows, details, used = _rows_and_details(scorer, parsed)
+    searched = NULL_SEARCH if locate_nulls else 1
+    rows, details, used = _rows_and_details(scorer, parsed, searched)
     for text, row in zip(seg.sentences, rows, strict=True):
         scorer.cache.put(text, row)
     values = scorer.pipeline[1:].decision_function(rows) if rows else []
@@ -296,7 +314,7 @@ def explain_texts(
             k = position[piece]
             sentence = parsed[k]
             offsets = _token_offsets(sentence)
-            for first, last, kind, detail in _token_spans(sentence, details, k, used):
+            for first, last, kind, detail in _token_spans(sentence, details, k, used, searched):
                 a, b = at + offsets[first][0], at + offsets[last][1]
                 start, end = _trim(text, starts[a], ends[b - 1])
                 if start < end:

@@ -1,8 +1,10 @@
 """POST /v1/explain: why each text scores as it does (spans in it, features behind the score).
 
 Same body and limits (`scorer.limits`) as /v1/score (`sentences`), plus `top`: how many
-contributions to list (default 10; the rest are summed in `rest`). The score is the one
-/v1/score gives, from the same parse as the spans.
+contributions to list (default 10; the rest are summed in `rest`), and `locate_nulls`: mark
+which words Link Grammar skips in a sentence that needs more than one null word (a second
+parse of such sentences; off by default). The score is the one /v1/score gives, from the same
+parse as the spans.
 """
 
 from __future__ import annotations
@@ -24,16 +26,19 @@ DEFAULT_TOP = 10
 @bp.post("/explain")
 def explain():
     loaded = current_app.extensions["fluency"].get()
-    data = body.read_object(("sentences", "top"))
+    data = body.read_object(("sentences", "top", "locate_nulls"))
     sentences = body.text_list(data, "sentences")
     top = body.optional(data, "top", "integer", DEFAULT_TOP)
+    locate = body.optional(data, "locate_nulls", "boolean", False)
     if top < 1:
         raise InputError(f"top must be at least 1, got {top}")
     sentences = Limits.from_config(current_app.config).sentences(sentences)
     deadline = work.deadline()
     with work.slot().hold(deadline):  # one scoring request at a time per worker, as /v1/score
         explained = in_chunks(
-            lambda chunk: explain_texts(loaded.scorer, chunk), sentences, deadline.check
+            lambda chunk: explain_texts(loaded.scorer, chunk, locate_nulls=locate),
+            sentences,
+            deadline.check,
         )
     return {
         "model": loaded.scorer.name,

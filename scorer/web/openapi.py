@@ -295,6 +295,11 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "properties": {
                 "sentences": _texts("Texts to explain", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
                 "top": {"type": "integer", "minimum": 1, "default": 10},
+                "locate_nulls": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "mark which words Link Grammar skips where it skips several",
+                },
             },
         },
         "ExplainResponse": _explain_response(),

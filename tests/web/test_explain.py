@@ -41,13 +41,20 @@ def _covered(text: str, spans, kinds=None) -> set[int]:
     return {i for s in spans if kinds is None or s.kind in kinds for i in range(s.start, s.end)}
 
 
-def test_the_misplaced_words_are_marked_and_a_correct_sentence_has_no_null_word(default):
-    wrong, right = explain_texts(default, [MISPLACED, CORRECT])
+@pytest.mark.parametrize("locate", [False, True])
+def test_the_misplaced_words_are_marked_and_a_correct_sentence_has_no_null_word(default, locate):
+    wrong, right = explain_texts(default, [MISPLACED, CORRECT], locate_nulls=locate)
     start = MISPLACED.index("the in")
     the, in_ = set(range(start, start + 3)), set(range(start + 4, start + 6))
     null_words = _covered(MISPLACED, wrong.spans, {"link_grammar_null"})
     assert the <= null_words, wrong.spans  # Link Grammar must skip the misplaced "the"
     assert the | in_ <= _covered(MISPLACED, wrong.spans), wrong.spans
+    if locate:  # the words themselves, not the whole sentence
+        assert len(null_words) < len(MISPLACED) / 2, wrong.spans
+    else:  # more than one null word is needed: the whole sentence, saying so
+        (span,) = [s for s in wrong.spans if s.kind == "link_grammar_null"]
+        assert (span.start, span.end) == (0, len(MISPLACED))
+        assert "at most one word" in span.detail
     assert not [s for s in right.spans if s.kind == "link_grammar_null"], right.spans
     assert wrong.fluency < right.fluency
 
@@ -80,7 +87,9 @@ def test_rows_are_what_extract_gives(default):
 
 
 def test_offsets_point_into_the_text_as_sent(default):
-    explained = explain_texts(default, AWKWARD) + explain_texts(default, AWKWARD, by_sentence=True)
+    explained = explain_texts(default, AWKWARD) + explain_texts(
+        default, AWKWARD, by_sentence=True, locate_nulls=True
+    )
     for e in explained:
         for s in e.spans:
             assert 0 <= s.start < s.end <= len(e.text), s
@@ -142,7 +151,8 @@ def test_contributions_say_whether_they_are_exact(kernel):
 
 def test_the_service_explains_with_its_scores(client):
     texts = [REAL, "factory the old the old of site.", "Homes 🙂 ★ ★."]
-    explained = client.post("/v1/explain", json={"sentences": texts, "top": 3}).get_json()
+    body = {"sentences": texts, "top": 3, "locate_nulls": True}
+    explained = client.post("/v1/explain", json=body).get_json()
     scored = client.post("/v1/score", json={"sentences": texts}).get_json()
     assert explained["model"] == scored["model"]
     assert explained["lm_threshold"]["value"] < 0 and explained["typical"]
@@ -163,6 +173,7 @@ def test_the_service_explains_with_its_scores(client):
         ({}, 400, "invalid-body", "sentences"),
         ({"sentences": "one"}, 400, "invalid-body", "sentences"),
         ({"sentences": [REAL], "top": "3"}, 400, "invalid-body", "top"),
+        ({"sentences": [REAL], "locate_nulls": 1}, 400, "invalid-body", "locate_nulls"),
         ({"sentences": [REAL], "top": 0}, 422, "unsupported-input", "top"),
         ({"sentences": [REAL], "why": 1}, 400, "invalid-body", "why"),
         ({"sentences": []}, 422, "unsupported-input", "empty"),

@@ -244,7 +244,7 @@ async function submit(event) {
   button.disabled = true;
   $("status").textContent = `Scoring ${candidates.length} candidate${candidates.length > 1 ? "s" : ""}\u2026`;
   try {
-    const explained = await post("/v1/explain", { sentences: candidates });
+    const explained = await post("/v1/explain", { sentences: candidates, locate_nulls: true });
     const body = { candidates };
     if (reference) body.references = [reference];
     const ranked = await post("/v1/rerank", body);
