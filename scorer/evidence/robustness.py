@@ -150,7 +150,7 @@ def run_robustness(
         import training.negatives  # noqa: F401
     except ImportError:
         return {"skipped": "the training package is not installed: robustness sets not built"}
-    sentences = _sentences(corpus, Path(cache_dir).parent, max_paragraphs, seed)
+    sentences = _sentences(corpus, Path(cache_dir) / "corpora", max_paragraphs, seed)
     win_texts, levels = window_set(sentences, n=n, sizes=sizes, per_size=per_size, seed=seed)
     low = lowercase_set(sentences, per_size=per_lowercase, seed=seed)
     texts = win_texts + [t for part in low.values() for t in part]
