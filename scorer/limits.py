@@ -76,7 +76,7 @@ class CostError(InputError):
 
 def count_tokens(text: str) -> int:
     """Word-character runs plus other single non-space characters: the pre-parse token count."""
-    return sum(1 for _ in _TOKEN.finditer(text))
+    return len(_TOKEN.findall(text))
 
 
 @dataclass(frozen=True)
@@ -105,50 +105,40 @@ class Limits:
 
     def texts(self, texts: Sequence[Any], what: str, *, references: bool = False) -> list[str]:
         """`texts` as a list of accepted strings: the count, each text's length and characters."""
-        max_items = self.max_references if references else self.max_batch
-        out = check_texts(texts, max_batch=max_items, max_chars=self.max_chars, what=what)
-        for i, text in enumerate(out):
-            bad = _REFUSED.search(text)
-            if bad:
-                code = ord(bad.group())
-                kind = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
-                raise InputError(
-                    f"{what}[{i}] holds {kind} U+{code:04X}; remove it (tab, newline and "
-                    "carriage return are accepted)"
-                )
-            if not text.strip(blank_chars()):
-                raise InputError(
-                    f"{what}[{i}] holds only whitespace and invisible characters (zero-width "
-                    "spaces, byte-order marks, other format characters): nothing to score"
-                )
+        out = self._shape(texts, what, references)
+        self._characters([(what, out)])
         return out
 
     def sentences(self, sentences: Sequence[Any], what: str = "sentences") -> list[str]:
         """Texts to score for fluency alone: the text checks and the request's token total."""
-        out = self.texts(sentences, what)
+        out = self._shape(sentences, what)
         self._total([(what, out)])
+        self._characters([(what, out)])
         return out
 
     def rerank(
         self, candidates: Sequence[Any], references: Sequence[Any] | None
     ) -> tuple[list[str], list[str] | None]:
         """Candidates and the references they share, checked, with the cost of aligning them."""
-        cands = self.texts(candidates, "candidates")
+        cands = self._shape(candidates, "candidates")
         if references is None:
             self._total([("candidates", cands)])
+            self._characters([("candidates", cands)])
             return cands, None
-        refs = self.texts(references, "references", references=True)
+        refs = self._shape(references, "references", references=True)
+        groups = [("candidates", cands), ("references", refs)]
         self._pairs(len(cands) * len(refs), f"{len(cands)} candidates x {len(refs)} references")
-        self._total([("candidates", cands), ("references", refs)])
-        self._aligned([("candidates", cands), ("references", refs)])
+        self._aligned(groups)
         self._work([(cands, refs)])
+        self._total(groups)
+        self._characters(groups)
         return cands, refs
 
     def accuracy(
         self, hypotheses: Sequence[Any], references: Sequence[Any]
     ) -> tuple[list[str], list[list[str]]]:
         """Hypotheses, one list of references each, checked, with the cost of aligning them."""
-        hyps = self.texts(hypotheses, "hypotheses")
+        hyps = self._shape(hypotheses, "hypotheses")
         if isinstance(references, str) or not isinstance(references, Sequence):
             raise InputError("references must be a list with one list of strings per hypothesis")
         if len(references) != len(hyps):
@@ -157,15 +147,42 @@ class Limits:
                 "give one list of references per hypothesis"
             )
         refs = [
-            self.texts(r, f"references[{i}]", references=True) for i, r in enumerate(references)
+            self._shape(r, f"references[{i}]", references=True) for i, r in enumerate(references)
         ]
         n_pairs = sum(len(r) for r in refs)
         self._pairs(n_pairs, f"{n_pairs} hypothesis-reference pairs")
         groups = [("hypotheses", hyps)] + [(f"references[{i}]", r) for i, r in enumerate(refs)]
-        self._total(groups)
         self._aligned(groups)
         self._work([([h], r) for h, r in zip(hyps, refs, strict=True)])
+        self._total(groups)
+        self._characters(groups)
         return hyps, refs
+
+    # The checks, cheapest first: a costly request is refused before its characters are read.
+
+    def _shape(self, texts: Sequence[Any], what: str, references: bool = False) -> list[str]:
+        max_items = self.max_references if references else self.max_batch
+        return check_texts(texts, max_batch=max_items, max_chars=self.max_chars, what=what)
+
+    def _characters(self, groups: Sequence[tuple[str, Sequence[str]]]) -> None:
+        for what, texts in groups:
+            for i, text in enumerate(texts):
+                bad = _REFUSED.search(text)
+                if bad:
+                    code = ord(bad.group())
+                    kind = (
+                        "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
+                    )
+                    raise InputError(
+                        f"{what}[{i}] holds {kind} U+{code:04X}; remove it (tab, newline and "
+                        "carriage return are accepted)"
+                    )
+                if not text.strip(blank_chars()):
+                    raise InputError(
+                        f"{what}[{i}] holds only whitespace and invisible characters "
+                        "(zero-width spaces, byte-order marks, other format characters): "
+                        "nothing to score"
+                    )
 
     def _pairs(self, n_pairs: int, what: str) -> None:
         if self.max_pairs is not None and n_pairs > self.max_pairs:
@@ -214,6 +231,8 @@ class Limits:
             return
         for what, texts in groups:
             for i, text in enumerate(texts):
+                if len(text) <= self.max_align_tokens:
+                    continue  # a token has at least one character: cannot be over
                 n = count_tokens(text)
                 if n > self.max_align_tokens:
                     raise CostError(
