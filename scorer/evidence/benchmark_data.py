@@ -101,7 +101,8 @@ def model_columns(
     progress: bool = True,
 ) -> dict[str, tuple[np.ndarray, list[dict[str, float]]]]:
     """{aggregate: (scores, feature rows per text)}, as `FluencyScorer.score_texts` gives them
-    (placeholders filled, texts split unless "whole"), every sentence's row computed once."""
+    (placeholders filled, texts split unless "whole", the bundle's calibration applied when it
+    has one), every sentence's row computed once."""
     filled = fill_placeholders(texts, scorer.placeholders)
     whole = segment(filled, by_sentence=False)
     split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
@@ -117,7 +118,9 @@ def model_columns(
         seg = whole if how == "whole" else split
         rows = store.get(seg.sentences)
         values = scorer.pipeline[1:].decision_function(rows)
-        out[how] = (seg.aggregate(values, how), seg.aggregate_rows(rows, how, values))
+        gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
+        calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
+        out[how] = (gleu if calibration is None else calibration.apply(gleu, text_rows), text_rows)
     return out
 
 
