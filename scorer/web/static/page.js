@@ -204,7 +204,11 @@ function drawWhy() {
     bars.append(
       el(
         "div",
-        { class: "bar-row" },
+        {
+          class: "bar-row",
+          role: "listitem",
+          "aria-label": `${featureLabel(f.feature)}: ${signed(f.contribution, 2)} (value ${fmt(f.value)}, typical ${fmt(f.typical)})`,
+        },
         el("span", { class: "bar-label", title: f.feature, text: featureLabel(f.feature) }),
         el("span", { class: "bar-track" }, bar),
         el("span", { class: "bar-value", text: signed(f.contribution, 2) }),
