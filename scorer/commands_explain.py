@@ -1,7 +1,8 @@
 """`fluency explain`: why each line scores as it does, as JSON Lines.
 
 One JSON object per input line, same order: `line` (1-based), `text`, `fluency` (the score
-`fluency score` gives), `spans` (character offsets into the line, with kind and reason) and
+the library and the service give; `gleu`, the SVM's distance the contributions add up to),
+`spans` (character offsets into the line, with kind and reason) and
 `contributions` (the features that moved the score; see `scorer.explain`). An empty line gets
 `{"line": n, "text": "", "fluency": null}`. Streams in chunks of `--chunk` lines.
 """
@@ -13,6 +14,7 @@ import itertools
 import json
 import sys
 
+from features.segment import AGGREGATES, DEFAULT_AGGREGATE
 from scorer.textio import iter_lines
 
 __all__ = ["add_commands"]
@@ -36,9 +38,7 @@ def cmd_explain(args: argparse.Namespace, config: dict) -> int:
         keep = [i for i, t in enumerate(chunk) if t.strip()]
         texts = [chunk[i] for i in keep]
         explained = (
-            explain_texts(
-                scorer, texts, by_sentence=args.by_sentence, locate_nulls=args.locate_nulls
-            )
+            explain_texts(scorer, texts, aggregate=args.aggregate, locate_nulls=args.locate_nulls)
             if keep
             else []
         )
@@ -66,9 +66,11 @@ def add_commands(sub) -> None:
     explain.add_argument("--top", type=_positive, default=10, help="contributions listed")
     explain.add_argument("--chunk", type=_positive, default=64, help="lines per batch")
     explain.add_argument(
-        "--by-sentence",
-        action="store_true",
-        help="split each line at its sentence-final punctuation, as `fluency score --by-sentence`",
+        "--aggregate",
+        choices=AGGREGATES,
+        default=None,
+        help="how a line of several sentences is read: whole, or split and folded (weighted, "
+        f"mean, min); default {DEFAULT_AGGREGATE}, as the service scores",
     )
     explain.add_argument(
         "--locate-nulls",

@@ -22,7 +22,7 @@ from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
 from features.lm import lm_events
 from features.placeholders import STAND_IN, fill_placeholders, placeholder_spans
-from features.segment import segment, split_sentences
+from features.segment import resolve_aggregate, segment, split_sentences
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
@@ -73,8 +73,9 @@ class Explanation:
     text: str  # as sent
     fluency: float  # the same score as FluencyScorer.score_texts
     spans: list[Span]
-    contributions: Contributions
+    contributions: Contributions  # of `gleu`
     n_sentences: int = 1
+    gleu: float = float("nan")  # the SVM's distance; `fluency` too unless the bundle calibrates
 
 
 # Extractors whose rows come with the positions behind them, by exact versioned name: a new
@@ -282,10 +283,18 @@ def explain_texts(
     scorer: FluencyScorer,
     texts: Sequence[str],
     *,
-    by_sentence: bool = False,
+    by_sentence: bool | None = None,
+    aggregate: str | None = None,
     locate_nulls: bool = False,
 ) -> list[Explanation]:
     """Score and explain raw texts (callers check the input), one parse serving both.
+    `by_sentence` and `aggregate` read a text of several sentences as `score_texts` does (by
+    default as the service scores).
+
+    The contributions explain the GLEU score (the SVM's distance), exactly for a linear model
+    under every aggregate (each folds the rows as it folds the scores). A bundle with a
+    calibration stage maps that score, and feature values, onto its `fluency`, which the
+    contributions do not decompose.
 
     Link Grammar's parse for the features looks for at most one null word; a sentence that
     needs more gets one span over all of it. `locate_nulls=True` parses such a sentence again
@@ -293,24 +302,27 @@ def explain_texts(
     parse (see `features.linkgrammar.NULL_SEARCH`), so it is off unless asked for."""
     texts = list(texts)
     filled = fill_placeholders(texts, scorer.placeholders)
-    seg = segment(filled, by_sentence=by_sentence)
+    how = resolve_aggregate(by_sentence, aggregate)
+    seg = segment(filled, by_sentence=how != "whole")
     parsed = scorer.annotate(seg.sentences)
     searched = NULL_SEARCH if locate_nulls else 1
     rows, details, used = _rows_and_details(scorer, parsed, searched)
     for text, row in zip(seg.sentences, rows, strict=True):
         scorer.cache.put(text, row)
     values = scorer.pipeline[1:].decision_function(rows) if rows else []
-    scores = seg.mean(values)
-    text_rows = seg.mean_rows(rows)
+    gleu = seg.aggregate(values, how)
+    text_rows = seg.aggregate_rows(rows, how, values)
+    calibration = getattr(scorer, "calibration", None)
+    fluency = gleu if calibration is None else calibration.apply(gleu, text_rows)
     explained = contributions(scorer.pipeline, text_rows)
     position = {s: k for k, s in enumerate(seg.sentences)}
     out = []
-    for text, fill, score, contrib, index in zip(
-        texts, filled, scores, explained, seg.index, strict=True
+    for text, fill, score, g, contrib, index in zip(
+        texts, filled, fluency, gleu, explained, seg.index, strict=True
     ):
         starts, ends = _offset_maps(text, scorer.placeholders)
         spans = set()
-        for piece, at in _pieces(fill, by_sentence):
+        for piece, at in _pieces(fill, how != "whole"):
             k = position[piece]
             sentence = parsed[k]
             offsets = _token_offsets(sentence)
@@ -320,17 +332,19 @@ def explain_texts(
                 if start < end:
                     spans.add(Span(start, end, kind, detail))
         ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))
-        out.append(Explanation(text, float(score), ordered, contrib, len(index)))
+        out.append(Explanation(text, float(score), ordered, contrib, len(index), float(g)))
     return out
 
 
 def as_dict(explanation: Explanation, *, top: int = 10) -> dict:
     """The JSON form `/v1/explain` and `fluency explain` give: the `top` contributions and
-    `rest`, the sum of the others, so intercept + listed + rest + residual = fluency."""
+    `rest`, the sum of the others, so intercept + listed + rest + residual = gleu (= fluency
+    for a bundle without a calibration stage)."""
     c = explanation.contributions
     listed, rest = c.top(top)
     return {
         "fluency": explanation.fluency,
+        "gleu": explanation.gleu,
         "spans": [
             {"start": s.start, "end": s.end, "kind": s.kind, "detail": s.detail}
             for s in explanation.spans

@@ -341,7 +341,7 @@ def _explain_response() -> dict[str, Any]:
     contributions = {
         "type": "object",
         "required": ["method", "exact", "intercept", "features", "rest", "residual"],
-        "description": "fluency = intercept + sum of features' contributions + rest + residual",
+        "description": "gleu = intercept + sum of features' contributions + rest + residual",
         "properties": {
             "method": {"enum": ["linear", "occlusion"]},
             "exact": {"type": "boolean"},
@@ -357,6 +357,11 @@ def _explain_response() -> dict[str, Any]:
         "properties": {
             "index": {"type": "integer", "minimum": 0},
             "fluency": {"type": "number", "description": "as /v1/score gives it"},
+            "gleu": {
+                "type": "number",
+                "description": "the SVM's distance, which the contributions add up to (the "
+                "fluency too, unless the bundle has a calibration stage)",
+            },
             "spans": {"type": "array", "items": span},
             "contributions": contributions,
         },

@@ -14,6 +14,7 @@ from sklearn.svm import SVC
 from web.support import REAL, assert_problem
 
 from features.extract import extract
+from scorer.calibration import Calibration
 from scorer.contributions import contributions
 from scorer.explain import KINDS, explain_texts
 from scorer.scoring import load_scorer
@@ -59,20 +60,39 @@ def test_the_misplaced_words_are_marked_and_a_correct_sentence_has_no_null_word(
     assert wrong.fluency < right.fluency
 
 
-def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default):
-    for by_sentence in (False, True):
-        explained = explain_texts(default, AWKWARD, by_sentence=by_sentence)
-        scored = default.score_texts(AWKWARD, by_sentence=by_sentence)
-        for e, s in zip(explained, scored, strict=True):
-            c = e.contributions
-            assert e.fluency == pytest.approx(s.score, abs=1e-9)
-            assert (c.method, c.exact) == ("linear", True)
-            total = c.intercept + sum(x.contribution for x in c.features)
-            assert total == pytest.approx(e.fluency, abs=1e-6)
-            assert abs(c.residual) < 1e-6
-            assert len(c.features) == len(default.card["feature_columns"])
-            sizes = [abs(x.contribution) for x in c.features]
-            assert sizes == sorted(sizes, reverse=True)
+@pytest.mark.parametrize("aggregate", [None, "whole", "weighted", "mean", "min"])
+def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default, aggregate):
+    explained = explain_texts(default, AWKWARD, aggregate=aggregate)
+    scored = default.score_texts(AWKWARD, aggregate=aggregate)
+    for e, s in zip(explained, scored, strict=True):
+        c = e.contributions
+        assert e.fluency == pytest.approx(s.score, abs=1e-9)
+        assert e.gleu == pytest.approx(s.score, abs=1e-9)  # the shipped model: no calibration
+        assert e.n_sentences == s.n_sentences
+        assert (c.method, c.exact) == ("linear", True)
+        total = c.intercept + sum(x.contribution for x in c.features)
+        assert total == pytest.approx(e.gleu, abs=1e-6)
+        assert abs(c.residual) < 1e-6
+        assert len(c.features) == len(default.card["feature_columns"])
+        sizes = [abs(x.contribution) for x in c.features]
+        assert sizes == sorted(sizes, reverse=True)
+
+
+class _Stretch:
+    """A calibration stage's regressor: 2 x GLEU + 1."""
+
+    def predict(self, X):
+        return 2 * np.asarray(X)[:, 0] + 1
+
+
+def test_a_calibrated_bundle_gives_its_fluency_and_explains_its_gleu(default, monkeypatch):
+    monkeypatch.setattr(default, "calibration", Calibration(_Stretch(), ("gleu",)))
+    (e,) = explain_texts(default, [MISPLACED])
+    (s,) = default.score_texts([MISPLACED])
+    assert e.fluency == pytest.approx(s.score) and e.gleu == pytest.approx(s.gleu)
+    assert e.fluency == pytest.approx(2 * e.gleu + 1)
+    c = e.contributions
+    assert c.intercept + sum(x.contribution for x in c.features) == pytest.approx(e.gleu)
 
 
 def test_rows_are_what_extract_gives(default):
@@ -87,8 +107,8 @@ def test_rows_are_what_extract_gives(default):
 
 
 def test_offsets_point_into_the_text_as_sent(default):
-    explained = explain_texts(default, AWKWARD) + explain_texts(
-        default, AWKWARD, by_sentence=True, locate_nulls=True
+    explained = explain_texts(default, AWKWARD, aggregate="whole") + explain_texts(
+        default, AWKWARD, aggregate="weighted", locate_nulls=True
     )
     for e in explained:
         for s in e.spans:
@@ -113,8 +133,8 @@ def test_a_placeholder_in_a_span_maps_back_to_itself(default):
 
 def test_a_second_sentence_is_explained_where_it_is(default):
     text = "The company said profits rose. The the dog barked loudly."
-    (whole,) = explain_texts(default, [text])
-    (split,) = explain_texts(default, [text], by_sentence=True)
+    (whole,) = explain_texts(default, [text], aggregate="whole")
+    (split,) = explain_texts(default, [text], aggregate="weighted")
     second = text.index("The the")
     for e in (whole, split):
         repeats = [s for s in e.spans if s.kind == "repeated_ngram"]
@@ -162,7 +182,7 @@ def test_the_service_explains_with_its_scores(client):
         c = e["contributions"]
         assert len(c["features"]) == 3
         total = c["intercept"] + sum(f["contribution"] for f in c["features"]) + c["rest"]
-        assert total + c["residual"] == pytest.approx(e["fluency"], abs=1e-6)
+        assert total + c["residual"] == pytest.approx(e["gleu"], abs=1e-6)
     kinds = {s["kind"] for s in explained["explanations"][2]["spans"]}
     assert "symbol_debris" in kinds
 

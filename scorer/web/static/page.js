@@ -219,8 +219,10 @@ function drawWhy() {
   const how = c.exact
     ? "exact: the model is linear"
     : `approximate (${c.method}): the model is not linear, the parts miss the score by ${fmt(c.residual)}`;
+  const calibrated = Math.abs(ex.gleu - ex.fluency) > 1e-9;
+  const what = calibrated ? `the GLEU score (the fluency ${fmt(ex.fluency)} is its calibration)` : "the fluency score";
   $("bars-caption").textContent =
-    `Contributions to the fluency score, ${how}. Score ${fmt(ex.fluency)} = intercept ` +
+    `Contributions to ${what}, ${how}. Score ${fmt(ex.gleu)} = intercept ` +
     `${fmt(c.intercept)} + the ${shown.length} shown + ${fmt(rest)} from the other features` +
     (c.exact ? "." : ` + residual ${fmt(c.residual)}.`) +
     ` "Typical" is ${state.typical}.`;
