@@ -8,6 +8,8 @@ submitted by `scorer.distributed.score_chunks`, results taken in order, exactly 
 `fluency score --dask local:N` does. Peak memory is each worker's own peak resident set.
 The Dask scores are checked against the command's, printed to 6 decimals. `--repeat R` runs
 the four R times, interleaved, and keeps each one's best (the least disturbed by neighbours).
+Sentences per CPU-second (the CPU time of the Dask workers; of the command and its `--jobs`
+processes, start-up subtracted) say what a worker costs whatever the neighbours are doing.
 
 Usage: python bench/scale.py [--sentences 2000] [--workers 2] [--chunk 512] [--repeat 1]
 """
@@ -52,12 +54,26 @@ class Jobs:
         self.name, self.data = f"--jobs {jobs}", data
         self.argv = [sys.executable, "-m", "scorer.cli", "score", "--model", args.model]
         self.argv += ["--jobs", str(jobs), "--chunk", str(args.chunk)]
+        cpu0 = _children_cpu()
         self.t_start, _, _ = _run([*self.argv, str(one)])
+        self.cpu_start = _children_cpu() - cpu0
         print(f"fluency score {self.name}: start-up {self.t_start:.1f} s", flush=True)
 
     def score(self, n: int) -> tuple[float, list[str]]:
+        cpu0 = _children_cpu()
         wall, _, out = _run([*self.argv, str(self.data)])
+        self.cpu = _children_cpu() - cpu0 - self.cpu_start
         return (n - 1) / max(wall - self.t_start, 1e-9), out.splitlines()
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _peak_mib() -> float:
@@ -76,7 +92,8 @@ class Dask:
         t0 = time.perf_counter()
         self.client = connect(f"local:{workers}", quiet=True)
         t_cluster = time.perf_counter() - t0
-        register_scorer(self.client, args.model, from_env())
+        # No feature cache: a second round would otherwise find every sentence scored.
+        register_scorer(self.client, args.model, {**from_env(), "FEATURE_CACHE": 0})
         t_load = time.perf_counter() - t0 - t_cluster
         print(
             f"{self.name}: cluster start {t_cluster:.1f} s, model load on every worker "
@@ -89,6 +106,7 @@ class Dask:
 
         rows = [{"text": t} for t in texts]
         chunks = (rows[i : i + self.chunk] for i in range(0, len(rows), self.chunk))
+        cpu0 = sum(self.client.run(_cpu_seconds).values())
         t1 = time.perf_counter()
         window = 2 * self.workers
         out = [
@@ -96,7 +114,9 @@ class Dask:
             for _, outcomes in score_chunks(self.client, chunks, "text", window=window)
             for o in outcomes
         ]
-        return len(texts) / (time.perf_counter() - t1), out
+        took = time.perf_counter() - t1
+        self.cpu = sum(self.client.run(_cpu_seconds).values()) - cpu0
+        return len(texts) / took, out
 
     def peaks(self) -> str:
         return ", ".join(f"{p:.0f}" for p in sorted(self.client.run(_peak_mib).values()))
@@ -134,7 +154,12 @@ def main() -> None:
                     rate, out = runner.score(n if isinstance(runner, Jobs) else texts)
                     rates.setdefault(runner.name, []).append(rate)
                     outs[runner.name] = out
-                    print(f"round {r + 1}: {runner.name}: {rate:.1f} sent/s", flush=True)
+                    per_cpu = n / runner.cpu
+                    print(
+                        f"round {r + 1}: {runner.name}: {rate:.1f} sent/s; "
+                        f"{per_cpu:.1f} sent per CPU-second",
+                        flush=True,
+                    )
             for c in clusters:
                 print(f"{c.name}: peak RSS per worker {c.peaks()} MiB")
         finally:

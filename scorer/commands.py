@@ -102,8 +102,9 @@ def _score_results(args, config, chunks):
     """(rows, outcomes) per chunk, in order: in this process, `--jobs` processes or on Dask.
     Returns the iterator and a function that stops what it started."""
     if args.dask:
-        from scorer.distributed import connect, register_scorer, score_chunks
+        from scorer.distributed import connect, model_sha256, register_scorer, score_chunks
 
+        model_sha256(args.model, config)  # a missing bundle fails before a cluster starts
         # Dask logs every worker's comings and goings; its errors reach us as exceptions.
         quiet = not getattr(args, "verbose", False)
         client = connect(args.dask, timeout=args.dask_timeout, quiet=quiet)
@@ -382,13 +383,22 @@ def add_commands(sub) -> None:
     score = sub.add_parser(
         "score",
         help="fluency score per line of text (the SVM's signed distance: > 0 looks real)",
-        description="One output line per input line, same order; streams in chunks.",
+        description="One output row per input row, same order; streams in chunks. A row that "
+        "cannot be scored gets a null score, a reason and a warning.",
     )
     score.add_argument("input", nargs="?", default="-", help="text file, one sentence a line")
     _add_table_arguments(score)
     score.add_argument("--model", help="model folder or name under FLUENCY_MODELS_DIR")
-    score.add_argument("--format", choices=("text", "json"), default="text")
-    score.add_argument("--chunk", type=_positive, default=512, help="lines per batch")
+    score.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="without --out: one score a line (text), or a JSON object a row with the "
+        "feature values (json)",
+    )
+    score.add_argument(
+        "--chunk", type=_positive, default=512, help="rows per batch (with --dask: a partition)"
+    )
     score.add_argument("--progress", action="store_true", help="progress bar on stderr")
     score.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     score.add_argument(

@@ -70,20 +70,24 @@ def _jsonl(path: str) -> Iterator[dict]:
         yield row
 
 
-def _parquet(path: str, size: int, columns: Sequence[str]) -> Iterator[list[dict]]:
+def _parquet_file(path: str):
     _, pq = _pyarrow()
     try:
-        handle = pq.ParquetFile(path)
-    except OSError as exc:
+        return pq.ParquetFile(path)
+    except (OSError, ValueError) as exc:
         raise InputError(f"cannot read {path} as Parquet: {exc}") from exc
+
+
+def _parquet(path: str, size: int, columns: Sequence[str]) -> Iterator[list[dict]]:
+    """Checked now (columns present), read later: a bad file fails before any model loads."""
+    handle = _parquet_file(path)
     missing = [c for c in columns if c not in handle.schema_arrow.names]
     if missing:
         raise InputError(
             f"{path} has no column {missing[0]!r}; its columns: "
             f"{', '.join(handle.schema_arrow.names)} (name the text with --text-column)"
         )
-    for batch in handle.iter_batches(batch_size=size):
-        yield batch.to_pylist()
+    return (batch.to_pylist() for batch in handle.iter_batches(batch_size=size))
 
 
 def read_chunks(
@@ -100,8 +104,7 @@ def read_chunks(
 
 def parquet_schema(path: str):
     """The Arrow schema of a Parquet file (the writer keeps it for the input columns)."""
-    _, pq = _pyarrow()
-    return pq.ParquetFile(path).schema_arrow
+    return _parquet_file(path).schema_arrow
 
 
 def _plain(value: Any) -> Any:

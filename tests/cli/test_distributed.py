@@ -98,10 +98,14 @@ def test_score_chunks_keeps_rows_and_order_with_a_small_window(client, config):
     assert [o[0].score is None for _, o in done] == [False, False, True, True, False, False]
 
 
-def test_a_missing_model_is_an_error_before_any_worker_is_asked(tmp_path):
+def test_a_missing_model_is_an_error_before_any_worker_is_asked(small, tmp_path, capsys):
     config = {**DEFAULTS, "MODELS_DIR": str(tmp_path)}
     with pytest.raises(ModelLoadError, match="no model card"):
         register_scorer(None, "absent", config)  # the card is read on the client first
+    t0 = time.perf_counter()
+    assert main(["score", "-", "--model", "absent", "--dask", "local:2"]) == 2
+    assert "no model card" in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 5  # no cluster was started
 
 
 @pytest.mark.slow

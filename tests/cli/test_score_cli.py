@@ -111,6 +111,9 @@ def test_a_missing_text_column_and_a_doubled_input_are_clear_errors(small, tmp_p
     assert "no column 'text'" in err and "sentence" in err and "--text-column" in err
     assert main(["score", str(src), "--in", str(src), *small]) == 2
     assert "give the input once" in capsys.readouterr().err
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    assert main(["score", "--in", str(tmp_path / "bad.parquet"), *small]) == 2
+    assert "cannot read" in capsys.readouterr().err
 
 
 def test_text_column_names_the_text_and_stdout_gets_one_score_a_row(small, tmp_path, capsys):
