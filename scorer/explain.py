@@ -22,7 +22,7 @@ from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
 from features.lm import lm_events
 from features.placeholders import STAND_IN, fill_placeholders, placeholder_spans
-from features.segment import resolve_aggregate, segment, split_sentences
+from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
@@ -265,10 +265,9 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _pieces(filled: str, by_sentence: bool) -> list[tuple[str, int]]:
-    """The sentences `segment` makes of a filled text, each with the offset of its first
-    non-blank character (where its parse, which strips the ends, begins)."""
-    parts = [s for s, _ in split_sentences(filled)] if by_sentence else [filled]
+def _pieces(filled: str, parts: Sequence[str]) -> list[tuple[str, int]]:
+    """The sentences `segment` made of a filled text (in order), each with the offset of its
+    first non-blank character (where its parse, which strips the ends, begins)."""
     out, pos = [], 0
     for part in parts:
         stripped = part.strip()
@@ -322,7 +321,7 @@ def explain_texts(
     ):
         starts, ends = _offset_maps(text, scorer.placeholders)
         spans = set()
-        for piece, at in _pieces(fill, how != "whole"):
+        for piece, at in _pieces(fill, [seg.sentences[k] for k in index]):
             k = position[piece]
             sentence = parsed[k]
             offsets = _token_offsets(sentence)
