@@ -50,6 +50,12 @@ def on_reload(server):
         release_signalled(server.pid)  # the next admin reload may now be accepted
 
 
+def on_exit(server):
+    from scorer.web.reloads import forget
+
+    forget(server.pid)  # the reload lock and stamp files named after this master
+
+
 def _reload_model(server):
     from scorer.errors import ScorerError
     from scorer.web.state import consume_reload_target

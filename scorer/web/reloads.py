@@ -34,6 +34,7 @@ __all__ = [
     "RateLimitedError",
     "ReloadGate",
     "ReloadPendingError",
+    "forget",
     "release_signalled",
 ]
 
@@ -74,6 +75,12 @@ def release_signalled(master_pid: int) -> None:
         data = {"signalled": True}  # unreadable: nobody can be waiting on it
     if isinstance(data, dict) and data.get("signalled"):
         lock.unlink(missing_ok=True)
+
+
+def forget(master_pid: int) -> None:
+    """Remove the lock and stamp files of a master that is exiting (gunicorn's on_exit)."""
+    _lock_file(master_pid).unlink(missing_ok=True)
+    _stamp_file(master_pid).unlink(missing_ok=True)
 
 
 class Claim:

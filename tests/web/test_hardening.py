@@ -12,9 +12,11 @@ import json
 import random
 import signal
 import string
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
@@ -236,3 +238,5 @@ def test_a_storm_of_reloads_runs_one_and_sigterm_still_stops(models_dir, tmp_pat
         srv.proc.wait(timeout=60)
         stopped = time.monotonic() - t0
     assert stopped < 30, stopped  # gunicorn's graceful_timeout
+    leftovers = list(Path(tempfile.gettempdir()).glob(f"fluency-reload-{srv.proc.pid}.*"))
+    assert leftovers == []  # lock and stamp removed by on_exit
