@@ -214,6 +214,7 @@ def calibrate(
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
     candidates: Sequence[str] | None = None,
+    command: str | None = None,
 ) -> dict[str, Any]:
     """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
     bundle at `out`: the GLEU stage (`scorer`, loaded from the folder `source`) copied as it
@@ -259,10 +260,18 @@ def calibrate(
         "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in files},
         "gleu_model": str(scorer.card.get("name")),
     }
+    if command:
+        section["command"] = command
     card = dict(scorer.card)
     card.update(name=out.name, calibration=section)
     (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return section
+
+
+def _command(args: argparse.Namespace) -> str:
+    files = " ".join(str(p) for p in args.judgements)
+    model = f" --model {args.model}" if args.model else ""
+    return f"fluency calibrate{model} --judgements {files} --out {args.out}"
 
 
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
@@ -279,6 +288,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         n_jobs=args.jobs,
         cache_dir=args.cache or None,
         candidates=args.regressor or None,
+        command=_command(args),
     )
     files = list(next(iter(section["leave_one_file_out"].values())))
     print("| regressor | " + " | ".join(files) + " | mean |")

@@ -137,3 +137,45 @@ def default_scorer_path():
     from features.resources import MODELS_DIR
 
     return MODELS_DIR / "default"
+
+
+def test_the_shipped_calibrated_bundle_is_monotone_in_gleu_and_pickles_only_sklearn():
+    # `models/calibrated` maps the default model's GLEU score onto the human scale (the
+    # regressor chosen by leave-one-file-out Spearman on the development judgements).
+    import sys
+
+    import joblib
+
+    from features.resources import MODELS_DIR
+    from scorer.calibration import CALIBRATION_FILE
+    from scorer.scoring import load_scorer
+
+    folder = MODELS_DIR / "calibrated"
+    named: list[str] = []
+    watching = [True]
+
+    def record(event, args):
+        if event == "pickle.find_class" and watching[0]:
+            named.append(args[0])
+
+    sys.addaudithook(record)
+    try:
+        joblib.load(folder / CALIBRATION_FILE)
+    finally:
+        watching[0] = False
+    assert named and all(
+        m.split(".")[0] in ("sklearn", "numpy", "joblib", "builtins") for m in named
+    )
+
+    served = load_scorer(folder)
+    texts = [
+        "The company said profits rose in the first quarter.",
+        "The company said profits rose the in first quarter.",
+        "profits the quarter rose said",
+    ]
+    scores = served.score_texts(texts)
+    assert [s.gleu for s in scores] == pytest.approx(
+        [s.score for s in load_scorer(MODELS_DIR / "default").score_texts(texts)], abs=1e-9
+    )
+    order = np.argsort([s.score for s in scores])
+    assert list(order) == list(np.argsort([s.gleu for s in scores]))
