@@ -49,9 +49,10 @@ _SCALE = {"bleu": 100.0, "chrf": 100.0, "nist": 10.0}
 class Ranked:
     index: int  # position in the input
     text: str
-    fluency: float
+    fluency: float  # calibrated where the bundle has a calibration stage, else = gleu
     combined: float
     accuracy: dict[str, float] = field(default_factory=dict)
+    gleu: float = float("nan")  # the GLEU stage's signed distance
 
 
 def _sigmoid(x: float) -> float:
@@ -144,7 +145,7 @@ def rank(
         )
         accuracy = [{m: float(row[m]) for m in METRICS} for row in report.rows]
     ranked = [
-        Ranked(i, c, s.score, combine(s.score, acc, weights), acc)
+        Ranked(i, c, s.score, combine(s.score, acc, weights), acc, s.gleu)
         for i, (c, s, acc) in enumerate(zip(candidates, scores, accuracy, strict=True))
     ]
     ranked.sort(key=lambda r: (-r.combined, r.index))

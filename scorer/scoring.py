@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = [
     "FluencyScorer",
     "Score",
     "check_texts",
+    "is_blank",
     "load_configured",
     "load_scorer",
 ]
@@ -45,6 +47,12 @@ class Score:
     features: dict[str, float] = field(default_factory=dict)
     n_sentences: int = 1  # sentences the text was read as (1 when read whole)
     gleu: float = float("nan")  # the SVM's signed distance: > 0 on the side of real sentences
+
+
+def is_blank(text: str) -> bool:
+    """Nothing to read: only whitespace and invisible format characters (Unicode Cf: zero-width
+    space, BOM, joiners, direction marks), which spaCy would otherwise make tokens of."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 def check_texts(
@@ -66,8 +74,11 @@ def check_texts(
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise InputError(f"{what}[{i}] is {type(t).__name__}, expected a string")
-        if not t.strip():
-            raise InputError(f"{what}[{i}] is empty or whitespace: nothing to score")
+        if is_blank(t):
+            raise InputError(
+                f"{what}[{i}] is empty, or only whitespace and invisible characters: "
+                "nothing to score"
+            )
         if max_chars is not None and len(t) > max_chars:
             raise InputError(f"{what}[{i}] has {len(t)} characters, at most {max_chars}")
         out.append(t)

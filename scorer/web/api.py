@@ -72,7 +72,7 @@ def score():
         )
     items = []
     for i, s in enumerate(scores):
-        item: dict[str, Any] = {"index": i, "fluency": s.score}
+        item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": s.gleu}
         if want:
             item["features"] = s.features
         items.append(item)
@@ -102,6 +102,7 @@ def rerank_view():
             "text": r.text,
             "combined": r.combined,
             "fluency": r.fluency,
+            "gleu": r.gleu,
         }
         if references is not None:
             item["accuracy"] = _finite(r.accuracy)

@@ -18,6 +18,13 @@ __all__ = ["build_spec"]
 
 _REF = "#/components/schemas/"
 
+FLUENCY = (
+    "larger is more fluent: with a calibrated model (its card has a `calibration` section), "
+    "the human-scale score, in standard deviations above the average judged output of the "
+    "development judgements; otherwise the same as `gleu`"
+)
+GLEU = "the GLEU stage's SVM signed distance (Mutton et al. 2007); > 0: the side of real text"
+
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": _REF + name}
@@ -129,14 +136,12 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "type": "array",
                     "items": {
                         "type": "object",
-                        "required": ["index", "fluency"],
+                        "required": ["index", "fluency", "gleu"],
                         "additionalProperties": False,
                         "properties": {
                             "index": {"type": "integer", "minimum": 0},
-                            "fluency": {
-                                "type": "number",
-                                "description": "SVM signed distance; > 0: the side of real text",
-                            },
+                            "fluency": {"type": "number", "description": FLUENCY},
+                            "gleu": {"type": "number", "description": GLEU},
                             "features": {
                                 "type": "object",
                                 "additionalProperties": {"type": "number"},
@@ -191,13 +196,14 @@ def _schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "type": "array",
                     "items": {
                         "type": "object",
-                        "required": ["index", "text", "combined", "fluency"],
+                        "required": ["index", "text", "combined", "fluency", "gleu"],
                         "additionalProperties": False,
                         "properties": {
                             "index": {"type": "integer", "minimum": 0},
                             "text": {"type": "string"},
                             "combined": {"type": "number"},
-                            "fluency": {"type": "number"},
+                            "fluency": {"type": "number", "description": FLUENCY},
+                            "gleu": {"type": "number", "description": GLEU},
                             "accuracy": {
                                 "type": "object",
                                 "required": list(METRICS),

@@ -86,3 +86,14 @@ def test_features_of_a_split_text_come_with_its_sentence_count(default):
     (scored,) = default.score_texts([PAIRS[0][0]], with_features=True)
     assert scored.n_sentences == (1 if DEFAULT_AGGREGATE == "whole" else 2)
     assert "surface.v2/n_tokens" in scored.features
+
+
+@pytest.mark.parametrize("text", ["", "  \n", "\u200b\u200b\ufeff", "\u200d \u2060"])
+def test_invisible_only_text_is_refused_like_empty_text(text):
+    from scorer.errors import InputError
+    from scorer.scoring import check_texts, is_blank
+
+    assert is_blank(text)
+    with pytest.raises(InputError, match="nothing to score"):
+        check_texts(["Hello there.", text])
+    assert not is_blank("\u200bHi")

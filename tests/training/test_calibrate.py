@@ -179,3 +179,19 @@ def test_the_shipped_calibrated_bundle_is_monotone_in_gleu_and_pickles_only_skle
     )
     order = np.argsort([s.score for s in scores])
     assert list(order) == list(np.argsort([s.gleu for s in scores]))
+
+
+def test_the_service_returns_calibrated_fluency_beside_gleu():
+    from features.resources import MODELS_DIR
+    from scorer.web import create_app
+
+    app = create_app({"TESTING": True, "MODELS_DIR": str(MODELS_DIR), "MODEL_PATH": "calibrated"})
+    client = app.test_client()
+    texts = ["The cat sat on the mat.", "mat the on sat cat the"]
+    scores = client.post("/v1/score", json={"sentences": texts}).get_json()["scores"]
+    assert all(s["fluency"] != s["gleu"] for s in scores)
+    assert scores[0]["fluency"] > scores[1]["fluency"] and scores[0]["gleu"] > scores[1]["gleu"]
+    ranked = client.post("/v1/rerank", json={"candidates": texts[::-1]}).get_json()["ranked"]
+    assert [r["index"] for r in ranked] == [1, 0]
+    assert ranked[0]["fluency"] == pytest.approx(scores[0]["fluency"])
+    assert ranked[0]["gleu"] == pytest.approx(scores[0]["gleu"])

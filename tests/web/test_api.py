@@ -38,7 +38,9 @@ def test_score_puts_real_text_above_shuffles_and_features_on_request(client):
     texts = [REAL, *shuffles(REAL, 3, seed=1)]
     plain = client.post("/v1/score", json={"sentences": texts}).get_json()
     assert [s["index"] for s in plain["scores"]] == [0, 1, 2, 3]
-    assert all(set(s) == {"index", "fluency"} for s in plain["scores"])
+    assert all(set(s) == {"index", "fluency", "gleu"} for s in plain["scores"])
+    # An uncalibrated model: the fluency score is the GLEU stage's distance itself.
+    assert all(s["fluency"] == s["gleu"] for s in plain["scores"])
     fluency = [s["fluency"] for s in plain["scores"]]
     assert fluency[0] > max(fluency[1:])
     detailed = client.post("/v1/score", json={"sentences": texts, "features": True}).get_json()
@@ -59,6 +61,7 @@ def test_rerank_without_references_is_fluency_alone(client):
     for r in ranked:
         assert r["combined"] == pytest.approx(sigmoid(r["fluency"]))
         assert r["text"] == candidates[r["index"]] and "accuracy" not in r
+        assert r["gleu"] == r["fluency"]
     top = client.post("/v1/rerank", json={"candidates": candidates, "top_k": 2}).get_json()
     assert top["ranked"] == ranked[:2]
 
