@@ -2,7 +2,7 @@
 
 Python cannot stop a thread from outside, so long work stops itself: the reranker and the
 accuracy report call `check()` between chunks of texts and between alignments, and a call past
-its deadline raises `DeadlineExceeded` there. The cost limits (`scorer.limits`) keep each piece
+its deadline raises `DeadlineExceededError` there. The cost limits (`scorer.limits`) keep each piece
 short, so a call ends within about one piece (a chunk of `CHUNK` texts, one alignment) of its
 deadline.
 """
@@ -15,14 +15,14 @@ from typing import TypeVar
 
 from scorer.errors import ScorerError
 
-__all__ = ["CHUNK", "Deadline", "DeadlineExceeded", "in_chunks"]
+__all__ = ["CHUNK", "Deadline", "DeadlineExceededError", "in_chunks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 CHUNK = 16  # texts scored between two checks
 
 
-class DeadlineExceeded(ScorerError):
+class DeadlineExceededError(ScorerError):
     """The call ran past its time limit and was stopped; nothing was returned."""
 
     def __init__(self, message: str, *, seconds: float):
@@ -45,7 +45,7 @@ class Deadline:
 
     def check(self) -> None:
         if self.expired():
-            raise DeadlineExceeded(
+            raise DeadlineExceededError(
                 f"the work took longer than {self.seconds:g} s and was stopped; "
                 "send a smaller request or try again later",
                 seconds=float(self.seconds or 0),

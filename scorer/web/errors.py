@@ -9,7 +9,7 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
   too long a text, a weight that needs references...) -> 422; `CostError`, over one of the
   cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
-- `DeadlineExceeded` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
+- `DeadlineExceededError` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
   with `Retry-After`: the work stopped, the worker goes on.
 - An admin reload while one is pending (`ReloadPendingError`) -> 409; sooner than
   RELOAD_INTERVAL after the last (`RateLimitedError`) -> 429 with `Retry-After`.
@@ -26,7 +26,7 @@ from typing import Any
 from flask import Flask, Response, g, json, request
 from werkzeug.exceptions import HTTPException
 
-from scorer.deadline import DeadlineExceeded
+from scorer.deadline import DeadlineExceededError
 from scorer.errors import InputError, ModelLoadError
 from scorer.limits import CostError
 from scorer.web.reloads import RateLimitedError, ReloadPendingError
@@ -106,8 +106,8 @@ def register(app: Flask) -> None:
             return problem(422, "too-costly", str(exc), limit=exc.limit, limit_value=exc.value)
         return problem(422, "unsupported-input", str(exc))
 
-    @app.errorhandler(DeadlineExceeded)
-    def deadline(exc: DeadlineExceeded):
+    @app.errorhandler(DeadlineExceededError)
+    def deadline(exc: DeadlineExceededError):
         return problem(503, "deadline-exceeded", str(exc), {"Retry-After": RETRY_AFTER})
 
     @app.errorhandler(BusyError)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from flask import current_app
 
-from scorer.deadline import Deadline, DeadlineExceeded
+from scorer.deadline import Deadline, DeadlineExceededError
 
 __all__ = ["BusyError", "WorkSlot", "deadline", "slot"]
 
@@ -51,7 +51,7 @@ class WorkSlot:
         try:
             remaining = deadline.remaining()
             if not self._slot.acquire(timeout=-1 if remaining is None else remaining):
-                raise DeadlineExceeded(
+                raise DeadlineExceededError(
                     f"no worker was free within {deadline.seconds:g} s; try again later",
                     seconds=float(deadline.seconds or 0),
                 )

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from scorer.deadline import Deadline, DeadlineExceeded, in_chunks
+from scorer.deadline import Deadline, DeadlineExceededError, in_chunks
 from scorer.errors import InputError
 from scorer.limits import CostError, Limits, count_tokens
 from scorer.rerank import check_rerank, check_weights
@@ -119,7 +119,7 @@ def test_the_deadline_stops_work_between_chunks():
 
     assert in_chunks(work, list(range(5)), Deadline(None).check, size=2) == list(range(5))
     calls.clear()
-    with pytest.raises(DeadlineExceeded, match=r"0\.08 s"):
+    with pytest.raises(DeadlineExceededError, match=r"0\.08 s"):
         in_chunks(work, list(range(100)), Deadline(0.08).check, size=2)
     assert 1 <= len(calls) <= 3
 
@@ -156,7 +156,7 @@ def test_waiting_for_the_slot_counts_against_the_deadline():
             try:
                 with slot.hold(Deadline(0.05)):
                     pass
-            except DeadlineExceeded as exc:
+            except DeadlineExceededError as exc:
                 result.append(exc)
 
         thread = threading.Thread(target=late)
