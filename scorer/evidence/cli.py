@@ -384,7 +384,8 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     )
     robust = None
     if args.robustness:
-        from scorer.evidence.robustness import robustness_markdown, run_robustness
+        # Built with the training package's corpus reader and glue generator.
+        from training.robustness import robustness_markdown, run_robustness
 
         robust = run_robustness(
             scorers,

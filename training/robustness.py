@@ -17,9 +17,9 @@ the easy tells are gone?
     real sentences against glued ones (anchored, l in 1, 2, 4, 8), both lower-cased, beside the
     same AUC as written.
 
-The corpus reader and the glue generator are the training package's (`training.corpus`,
-`training.negatives`), imported only here: a serving-only install without `training` skips
-these sets with a message, as does a machine without the corpus.
+They are made with the training package's corpus reader and glue generator, so they live
+here; `fluency benchmark` (its command in `scorer.evidence.cli`) builds them when the package
+and the corpus are there, and says why it skips them otherwise.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from scorer.evidence.benchmark_data import model_columns, row_store
+from training.corpus import read_corpus
+from training.negatives import Glue, join_tokens
 
 __all__ = ["robustness_markdown", "run_robustness"]
 
@@ -45,8 +47,6 @@ _STRIP = string.punctuation + string.whitespace + "“”‘’«»…–—"
 
 def _sentences(corpus: Path, cache_dir: Path, max_paragraphs: int, seed: int) -> list[tuple]:
     """Sentences (tokens with whitespace) of the first `max_paragraphs` lines, cached."""
-    from training.corpus import read_corpus
-
     lines = [ln for ln in corpus.read_text(encoding="utf-8").splitlines() if ln.strip()]
     text = "\n".join(lines[:max_paragraphs]) + "\n"
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -68,8 +68,6 @@ def _recase(text: str, rng: random.Random) -> str:
 
 def window_set(sentences, *, n: int, sizes: Sequence[int], per_size: int, seed: int):
     """(texts, levels): real n-token windows (level n) and glued items (level l)."""
-    from training.negatives import Glue, join_tokens
-
     rng = random.Random(seed)
     long = [s for s in sentences if len(s) >= n + 2]
     texts, levels = [], []
@@ -90,8 +88,6 @@ def window_set(sentences, *, n: int, sizes: Sequence[int], per_size: int, seed: 
 def lowercase_set(sentences, *, per_size: int, seed: int):
     """Real sentences as written and lower-cased/tokenised; glued ones both ways."""
     import spacy
-
-    from training.negatives import Glue
 
     rng = random.Random(seed + 1)
     tokenizer = spacy.blank("en").tokenizer
@@ -146,10 +142,6 @@ def run_robustness(
     corpus = Path(corpus)
     if not corpus.is_file():
         return {"skipped": f"no held-out corpus at {corpus}: robustness sets not built"}
-    try:
-        import training.negatives  # noqa: F401
-    except ImportError:
-        return {"skipped": "the training package is not installed: robustness sets not built"}
     sentences = _sentences(corpus, Path(cache_dir) / "corpora", max_paragraphs, seed)
     win_texts, levels = window_set(sentences, n=n, sizes=sizes, per_size=per_size, seed=seed)
     low = lowercase_set(sentences, per_size=per_lowercase, seed=seed)
