@@ -59,19 +59,20 @@ def score_rows(
     texts: Sequence[Any],
     *,
     with_features: bool = False,
-    by_sentence: bool = False,
+    aggregate: str | None = None,
 ) -> list[Outcome]:
     """One `Outcome` per text, same order; a text that cannot be scored gets a reason instead.
 
-    The length check is on the whole text when it is scored whole; `by_sentence` scores its
-    sentences apart, so a long text of short sentences is tried."""
-    limit = None if by_sentence else parser_limit(scorer.spacy_model)
+    `aggregate` is how a text of several sentences is read (`FluencyScorer.score_texts`; None:
+    the scorer's default). The length check is on the whole text either way: splitting it into
+    sentences runs spaCy over the whole of it too."""
+    limit = parser_limit(scorer.spacy_model)
     out = [Outcome(reason=_why_not(t, limit)) for t in texts]
     todo = [i for i, o in enumerate(out) if o.reason is None]
 
     def run(rows: list[int]) -> None:
         scored = scorer.score_texts(
-            [texts[i] for i in rows], with_features=with_features, by_sentence=by_sentence
+            [texts[i] for i in rows], with_features=with_features, aggregate=aggregate
         )
         for i, s in zip(rows, scored, strict=True):
             out[i] = Outcome(score=s)

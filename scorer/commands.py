@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from features.segment import AGGREGATES
 from scorer.errors import InputError
 from scorer.textio import cell, iter_lines, print_rows, read_lines
 
@@ -45,7 +46,12 @@ def _init_worker(args, config, pooled: bool = False) -> None:
         one_thread_per_process()
     _WORKER["scorer"] = _scorer(args, config)
     _WORKER["features"] = _with_features(args)
-    _WORKER["by_sentence"] = bool(getattr(args, "by_sentence", False))
+    _WORKER["aggregate"] = _aggregate(args)
+
+
+def _aggregate(args) -> str | None:
+    """`--aggregate`, or "weighted" for the older `--by-sentence`; None: the scorer's default."""
+    return args.aggregate or ("weighted" if getattr(args, "by_sentence", False) else None)
 
 
 def _with_features(args) -> bool:
@@ -60,7 +66,7 @@ def _score_chunk(texts: list) -> list:
         _WORKER["scorer"],
         texts,
         with_features=_WORKER["features"],
-        by_sentence=_WORKER["by_sentence"],
+        aggregate=_WORKER["aggregate"],
     )
 
 
@@ -120,7 +126,7 @@ def _score_results(args, config, chunks):
             args.text_column,
             window=2 * n_workers,
             with_features=_with_features(args),
-            by_sentence=args.by_sentence,
+            aggregate=_aggregate(args),
         )
         return results, lambda: _close_client(client)
     if args.jobs <= 1:
@@ -402,10 +408,15 @@ def add_commands(sub) -> None:
     score.add_argument("--progress", action="store_true", help="progress bar on stderr")
     score.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     score.add_argument(
-        "--by-sentence",
-        action="store_true",
-        help="split each line at its sentence-final punctuation and give the token-weighted "
-        "mean of its sentences' scores (default: each line scored whole)",
+        "--aggregate",
+        choices=AGGREGATES,
+        default=None,
+        help="how a line of several sentences is read: split at its sentence-final punctuation "
+        "and folded by the token-weighted mean of its sentences' scores (weighted, the "
+        "default), their mean or their minimum, or scored whole as one sentence",
+    )
+    score.add_argument(
+        "--by-sentence", action="store_true", help="the same as --aggregate weighted"
     )
     score.add_argument(
         "--dask",

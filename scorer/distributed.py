@@ -226,9 +226,9 @@ def _worker_scorer():
     return plugin.scorer
 
 
-def score_partition(texts: list, with_features: bool = False, by_sentence: bool = False):
+def score_partition(texts: list, with_features: bool = False, aggregate: str | None = None):
     """Run on a worker: one `Outcome` per text, with the worker's scorer."""
-    return score_rows(_worker_scorer(), texts, with_features=with_features, by_sentence=by_sentence)
+    return score_rows(_worker_scorer(), texts, with_features=with_features, aggregate=aggregate)
 
 
 def _result(future, index: int):
@@ -250,7 +250,7 @@ def score_chunks(
     *,
     window: int,
     with_features: bool = False,
-    by_sentence: bool = False,
+    aggregate: str | None = None,
 ) -> Iterator[tuple[list[dict], list[Outcome]]]:
     """(rows, outcomes) per chunk, in input order, as the workers finish them. At most `window`
     chunks are in flight, so input of any length takes bounded memory on the client."""
@@ -258,7 +258,7 @@ def score_chunks(
     try:
         for index, rows in enumerate(chunks):
             texts = [row.get(text_column) for row in rows]
-            future = client.submit(score_partition, texts, with_features, by_sentence, pure=False)
+            future = client.submit(score_partition, texts, with_features, aggregate, pure=False)
             pending.append((index, rows, future))
             if len(pending) >= window:
                 index, rows, future = pending.popleft()
@@ -271,12 +271,12 @@ def score_chunks(
             future.cancel()
 
 
-def _score_frame(frame, text_column: str, by_sentence: bool):
+def _score_frame(frame, text_column: str, aggregate: str | None):
     import pandas as pd
 
     texts = frame[text_column].tolist() if len(frame) else []
     texts = [t if isinstance(t, str) else None for t in texts]
-    outcomes = score_partition(texts, False, by_sentence)
+    outcomes = score_partition(texts, False, aggregate)
     return frame.assign(
         score=pd.Series(
             [o.score.score if o.score else None for o in outcomes],
@@ -311,7 +311,7 @@ def score_dataframe(
     model: str | Path | None = None,
     config: Mapping[str, Any] | None = None,
     text_column: str = "text",
-    by_sentence: bool = False,
+    aggregate: str | None = None,
 ):
     """`data` (a Dask DataFrame, or a path for `read_dataframe`) with two more columns: `score`
     (float, null when the row could not be scored) and `reason` (why not; null otherwise).
@@ -335,4 +335,4 @@ def score_dataframe(
             f"no column {text_column!r}; the columns are {', '.join(map(str, frame.columns))}"
         )
     meta = frame._meta.assign(score=pd.Series(dtype="float64"), reason=pd.Series(dtype="string"))
-    return frame.map_partitions(_score_frame, text_column, by_sentence, meta=meta)
+    return frame.map_partitions(_score_frame, text_column, aggregate, meta=meta)

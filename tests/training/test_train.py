@@ -276,17 +276,20 @@ def test_a_text_of_several_sentences_scores_as_their_token_weighted_mean(trained
     assert whole.score > unsplit.score  # read whole, the pair looks like a fragment
 
 
-def test_score_command_by_sentence(trained, tmp_path, monkeypatch, capsys):
+def test_score_command_aggregate(trained, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
     first, second = _corpus(2, 5)
     lines = tmp_path / "in.txt"
     lines.write_text(f"{first} {second}\n{first}\n")
-    assert main(["score", "--model", "small", str(lines)]) == 0
-    whole = [float(x) for x in capsys.readouterr().out.split()]
-    assert main(["score", "--model", "small", "--by-sentence", str(lines)]) == 0
-    split = [float(x) for x in capsys.readouterr().out.split()]
+
+    def scores(*flags: str) -> list[float]:
+        assert main(["score", "--model", "small", *flags, str(lines)]) == 0
+        return [float(x) for x in capsys.readouterr().out.split()]
+
+    split, whole = scores(), scores("--aggregate", "whole")
+    assert scores("--by-sentence") == split == scores("--aggregate", "weighted")
     assert split[1] == pytest.approx(whole[1])  # one sentence: the same either way
-    assert split[0] > whole[0]
+    assert split[0] > whole[0]  # read whole, the pair looks like a fragment
 
 
 def test_passages_join_only_sentences_that_followed_each_other(tmp_path):
