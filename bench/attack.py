@@ -32,12 +32,9 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import argparse
 import json
 import multiprocessing
-import os
 import random
 import signal
-import socket
 import string
-import subprocess
 import tempfile
 import threading
 import time
@@ -49,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._data import sentences
+from bench._server import start_gunicorn
 
 HEALTH_EVERY = 0.02  # seconds between two /healthz probes
 TARGETS = {"attack_max_s": 10.0, "healthz_p99_ms": 100.0, "rerank_p99_ms": 1000.0}
@@ -178,34 +176,6 @@ def run(url: str, seconds: float, attackers: int, shape: str) -> dict[str, Strea
     return streams
 
 
-def start_gunicorn(args, log: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, FLUENCY_ACCESS_LOG="0")
-    if args.model_path:
-        env["FLUENCY_MODEL_PATH"] = args.model_path
-    if args.models_dir:
-        env["FLUENCY_MODELS_DIR"] = args.models_dir
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(args.workers)]
-    cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {proc.returncode}:\n{log.read_text()}")
-        try:
-            if requests.get(url + "/readyz", timeout=1).status_code == 200:
-                return proc, url
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("gunicorn not ready after 120 s")
-
-
 def report(streams: dict[str, Stream], killed: int | None, seconds: float, attackers: int):
     print(f"{attackers} attackers, 1 /healthz poller, 1 normal rerank client, {seconds:g} s")
     print(f"{'stream':<8} {'n':>5} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9}  statuses")
@@ -250,7 +220,9 @@ def main(argv=None) -> int:
     if args.url:
         url = args.url.rstrip("/")
     else:
-        proc, url = start_gunicorn(args, log)
+        proc, url = start_gunicorn(
+            args.workers, model_path=args.model_path, models_dir=args.models_dir, log=log
+        )
     try:
         streams = run(url, args.seconds, args.attackers, args.shape)
     finally:

@@ -30,8 +30,6 @@ import argparse
 import os
 import random
 import signal
-import socket
-import subprocess
 import threading
 import time
 
@@ -42,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._data import sentences
+from bench._server import start_gunicorn
 
 
 class FreshLists:
@@ -110,37 +109,6 @@ def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict
     }
 
 
-def start_gunicorn(args) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, FLUENCY_ACCESS_LOG="0")
-    if args.model_path:
-        env["FLUENCY_MODEL_PATH"] = args.model_path
-    if args.models_dir:
-        env["FLUENCY_MODELS_DIR"] = args.models_dir
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(args.workers)]
-    cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {proc.returncode}")
-        try:
-            ready = requests.get(url + "/readyz", timeout=1)
-        except requests.ConnectionError:
-            time.sleep(0.3)
-            continue
-        if ready.status_code == 200:
-            return proc, url
-        proc.send_signal(signal.SIGTERM)
-        raise SystemExit(f"server not ready: {ready.json().get('detail')}")
-    proc.kill()
-    raise SystemExit("gunicorn not ready after 120 s")
-
-
 def report(url: str, args, workers: str) -> None:
     body = FreshLists()()  # the list rerank-repeat sends every time
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
@@ -198,7 +166,7 @@ def main(argv=None) -> int:
     if args.url:
         report(args.url.rstrip("/"), args, "?")
         return 0
-    proc, url = start_gunicorn(args)
+    proc, url = start_gunicorn(args.workers, model_path=args.model_path, models_dir=args.models_dir)
     try:
         report(url, args, str(args.workers))
     finally:
