@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-WORKERS ?= 2
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 LG_DIR := /usr/lib/python3/dist-packages/linkgrammar

@@ -22,7 +22,7 @@ import sys
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))  # --workers on the command line wins
+workers = int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 2))  # --workers wins
 worker_class = "gthread"
 threads = 40  # 1 scoring + FLUENCY_MAX_QUEUE (32) waiting + 7 always free for cheap requests
 timeout = 60  # a worker silent this long is restarted; requests stop at 20 s (REQUEST_TIMEOUT)
