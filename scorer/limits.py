@@ -20,10 +20,9 @@ Tokens are counted before parsing, cheaply: runs of word characters and single o
 non-space characters (`count_tokens`), a little above spaCy's count ("don't": 3, spaCy 2), so
 a text under the limit here is under it after parsing too.
 
-Texts. On top of `check_texts` (not a list, empty, too many, too long): a text made only of
-whitespace and invisible format characters (Unicode category Cf: zero-width space, BOM, joiners,
-direction marks) is empty; control characters other than tab, newline and carriage return (C0,
-DEL and C1) and lone surrogates are refused. They are debris from generators, not English, and
+Texts. On top of `check_texts` (not a list, empty or only whitespace and invisible format
+characters, too many, too long): control characters other than tab, newline and carriage return
+(C0, DEL and C1) and lone surrogates are refused. They are debris from generators, not English, and
 spaCy would turn them into tokens the model never saw in training.
 """
 
@@ -176,12 +175,6 @@ class Limits:
                     raise InputError(
                         f"{what}[{i}] holds {kind} U+{code:04X}; remove it (tab, newline and "
                         "carriage return are accepted)"
-                    )
-                if not text.strip(blank_chars()):
-                    raise InputError(
-                        f"{what}[{i}] holds only whitespace and invisible characters "
-                        "(zero-width spaces, byte-order marks, other format characters): "
-                        "nothing to score"
                     )
 
     def _pairs(self, n_pairs: int, what: str) -> None:
