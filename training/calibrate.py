@@ -16,7 +16,6 @@ every file and saved beside the GLEU stage (`calibration.joblib`, its hash in th
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import shutil
@@ -29,6 +28,7 @@ import numpy as np
 
 from features.errors import InputError
 from scorer.calibration import CALIBRATION_FILE, GLEU_INPUT
+from scorer.evidence.benchmark_data import is_empty_output as is_failed_output
 
 if TYPE_CHECKING:
     from scorer.scoring import FluencyScorer
@@ -38,6 +38,7 @@ __all__ = [
     "JudgedFile",
     "add_commands",
     "calibrate",
+    "is_failed_output",
     "judged_file",
     "leave_one_file_out",
 ]
@@ -97,12 +98,6 @@ class JudgedFile:
         return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
 
 
-def is_failed_output(text: str) -> bool:
-    """Empty text and the literal placeholders failed systems print ("null", "none")."""
-    norm = " ".join(text.split()).lower()
-    return norm in ("", "null", "none")
-
-
 def judged_file(
     scorer: FluencyScorer,
     path: str | Path,
@@ -110,61 +105,34 @@ def judged_file(
     field: str = "score",
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
+    load: tuple[str | None, Mapping[str, Any]] | None = None,
 ) -> JudgedFile:
-    """Score every kept output of a judgement file with the GLEU stage (features included).
-    Human reference texts are left out; so are empty and failed outputs, and counted."""
-    from scorer.evidence.judgements import read_judgements
+    """Score a judgement file's outputs with the GLEU stage, features included, under
+    `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
+    references, empty and failed outputs left out and counted) and its feature-row cache, read
+    as the scorer reads texts by default. `load` (model, config) lets `n_jobs` worker processes
+    load the same model."""
+    import tempfile
 
-    path = Path(path)
-    items = [j for j in read_judgements(path) if not j.is_reference]
-    kept = [j for j in items if not is_failed_output(j.text)]
-    texts = [" ".join(j.text.split()) for j in kept]
-    cache = _cache_path(cache_dir, path, scorer, texts)
-    if cache is not None and cache.is_file():
-        stored = json.loads(cache.read_text())
-        gleu, rows = np.asarray(stored["gleu"], dtype=float), stored["features"]
-    else:
-        gleu, rows = _score(scorer, texts, n_jobs)
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps({"gleu": gleu.tolist(), "features": rows}))
-    return JudgedFile(
-        name=path.stem,
-        texts=texts,
-        groups=[str(j.group) for j in kept],
-        human=np.array([float(j.get(field)) for j in kept]),
-        gleu=gleu,
-        features=rows,
-        n_left_out=len(items) - len(kept),
-    )
-
-
-def _cache_path(cache_dir, path: Path, scorer: FluencyScorer, texts: Sequence[str]):
-    if cache_dir is None:
-        return None
     from features.segment import resolve_aggregate
+    from scorer.evidence.benchmark_data import model_columns, read_judged, row_store
 
-    key = f"{scorer.card.get('model_sha256', '')}|{resolve_aggregate()}"
-    h = hashlib.sha256(key.encode())
-    for t in texts:
-        h.update(t.encode() + b"\n")
-    return Path(cache_dir) / f"{path.stem}-{h.hexdigest()[:16]}.json"
-
-
-def _score(scorer: FluencyScorer, texts: list[str], n_jobs: int):
-    """GLEU scores and feature rows, as `FluencyScorer.score_texts` gives them, in `n_jobs`
-    worker processes for long files."""
-    from features.placeholders import fill_placeholders
-    from features.segment import resolve_aggregate, segment
-    from training.train import featurize
-
-    how = resolve_aggregate()  # the scorer's default reading of a text of several sentences
-    seg = segment(fill_placeholders(texts, scorer.placeholders), by_sentence=how != "whole")
-    names = scorer.pipeline.named_steps["extract"].features_
-    rows = featurize(seg.sentences, names, scorer.resources, n_jobs=n_jobs)
-    values = scorer.pipeline[1:].decision_function(rows) if rows else np.empty(0)
-    gleu = np.asarray(seg.aggregate(values, how), dtype=float)
-    return gleu, seg.aggregate_rows(rows, how, values)
+    judged = read_judged(path, human_field=field)
+    how = resolve_aggregate()
+    with tempfile.TemporaryDirectory() as scratch:
+        store = row_store(scorer, cache_dir or scratch, judged.name, judged.sha256)
+        gleu, rows = model_columns(scorer, store, judged.texts, [how], n_jobs=n_jobs, load=load)[
+            how
+        ]
+    return JudgedFile(
+        name=judged.name,
+        texts=judged.texts,
+        groups=judged.groups,
+        human=judged.human,
+        gleu=np.asarray(gleu, dtype=float),
+        features=rows,
+        n_left_out=judged.counts["n_empty"],
+    )
 
 
 def design(files: Sequence[JudgedFile], columns: Sequence[str]) -> np.ndarray:
@@ -215,6 +183,7 @@ def calibrate(
     cache_dir: str | Path | None = None,
     candidates: Sequence[str] | None = None,
     command: str | None = None,
+    load: tuple[str | None, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
     bundle at `out`: the GLEU stage (`scorer`, loaded from the folder `source`) copied as it
@@ -226,6 +195,8 @@ def calibrate(
 
     from scorer.model import CARD_FILE, MODEL_FILE, sha256_file
 
+    if scorer.calibration is not None:
+        raise InputError("calibrate a GLEU model, not one that already has a calibration stage")
     if len(judgements) < 2:
         raise InputError("give at least two --judgements files: the choice is leave-one-file-out")
     pool = _candidates()
@@ -234,7 +205,7 @@ def calibrate(
     if unknown:
         raise InputError(f"unknown regressor(s) {unknown}; choose from {sorted(pool)}")
     files = [
-        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir)
+        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir, load=load)
         for p in tqdm(judgements, desc="judgement files", unit=" file")
     ]
     columns = list(scorer.card["feature_columns"])
@@ -289,6 +260,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         cache_dir=args.cache or None,
         candidates=args.regressor or None,
         command=_command(args),
+        load=(str(source), config),
     )
     files = list(next(iter(section["leave_one_file_out"].values())))
     print("| regressor | " + " | ".join(files) + " | mean |")
@@ -314,6 +286,10 @@ def add_commands(sub) -> None:
     cal.add_argument("--human-field", default="score", help="dotted field of the human score")
     cal.add_argument("--out", required=True, help="the bundle to write (models/NAME)")
     cal.add_argument("--jobs", type=int, default=2, help="feature worker processes")
-    cal.add_argument("--cache", default="build/calibrate", help="feature cache folder ('' off)")
+    cal.add_argument(
+        "--cache",
+        default="build/benchmark/rows",
+        help="feature-row cache folder, shared with fluency benchmark ('' off)",
+    )
     cal.add_argument("--regressor", action="append", default=[], help="candidates to try")
     cal.set_defaults(func=cmd_calibrate)
