@@ -40,9 +40,11 @@ def parser_limit(spacy_model: str | Sequence[str] | None = None) -> int:
 
 
 def _why_not(text: Any, limit: int | None) -> str | None:
+    from scorer.scoring import is_blank
+
     if not isinstance(text, str):
         return f"not a string but {type(text).__name__}"
-    if not text.strip():
+    if is_blank(text):  # whitespace and invisible format characters only, as in check_texts
         return EMPTY
     if limit is not None and len(text) > limit:
         return f"{len(text):,} characters, more than the parser's limit of {limit:,}"

@@ -61,6 +61,16 @@ def test_a_row_the_parser_fails_on_alone_is_found_and_the_batch_still_scored(sma
     assert out[0].score.score == real([GOOD[0]])[0].score
 
 
+def test_an_invisible_only_line_is_empty_like_a_blank_one(small, tmp_path, capsys):
+    lines = tmp_path / "in.txt"
+    lines.write_text("\u200b\ufeff\n\nThe cat sat on the mat.\n", encoding="utf-8")
+    assert main(["score", *small, str(lines)]) == 0
+    out = capsys.readouterr()
+    scores = out.out.split()
+    assert scores[:2] == ["nan", "nan"] and math.isfinite(float(scores[2]))
+    assert "warning" not in out.err
+
+
 def test_jsonl_in_and_out_keeps_every_field_and_the_order(small, tmp_path, capsys):
     rows = [
         {"id": 3, "text": GOOD[0], "meta": {"system": "a"}},
