@@ -50,11 +50,15 @@ def import_benepar() -> types.SimpleNamespace:
     `parse_base`, `ptb_unescape`, `subbatching`, and `torch_struct`."""
     names = ("parse_chart", "decode_chart", "char_lstm", "nkutil", "parse_base")
     names += ("ptb_unescape", "subbatching")
+    from features.optional_imports import hidden
+
     stand_in = None
     if "transformers" not in sys.modules and importlib.util.find_spec("transformers") is None:
         stand_in = sys.modules["transformers"] = _stand_in()
     try:
-        modules = {n: importlib.import_module(f"benepar.{n}") for n in names}
+        # benepar imports NLTK (for its Tree), and NLTK imports scikit-learn if it can.
+        with hidden("sklearn"):
+            modules = {n: importlib.import_module(f"benepar.{n}") for n in names}
     except ImportError as exc:
         raise ImportError(
             f"benepar could not be imported ({exc}); install it with "

@@ -182,7 +182,9 @@ def _candidates(model: str | Sequence[str] | None) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4)
 def _load(names: tuple[str, ...]):
-    import spacy
+    from features.optional_imports import import_spacy
+
+    spacy = import_spacy()  # without PyTorch, which the CNN pipelines never use
 
     tried = []
     for name in names:

@@ -52,9 +52,9 @@ DEFAULT_AGGREGATE = "weighted"
 
 @functools.cache
 def _sentencizer():
-    import spacy
+    from features.optional_imports import import_spacy
 
-    nlp = spacy.blank("en")
+    nlp = import_spacy().blank("en")
     nlp.add_pipe("sentencizer")
     return nlp
 

@@ -49,7 +49,7 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         return None
     import joblib
 
-    from scorer.model import sha256_file
+    from scorer.bundle import sha256_file
 
     path = Path(folder) / CALIBRATION_FILE
     inputs = tuple(section.get("inputs") or ())

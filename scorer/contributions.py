@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scorer.head import PipelineHead, linear_weights
+
 __all__ = ["Contribution", "Contributions", "contributions", "linear_weights"]
 
 
@@ -42,35 +44,20 @@ class Contributions:
         return self.features[:n], float(sum(c.contribution for c in self.features[n:]))
 
 
-def linear_weights(svm) -> tuple[np.ndarray, float] | None:
-    """(w, b) with decision_function(z) = z @ w + b, or None when the model is not linear."""
-    if getattr(svm, "map_", None) is not None:  # RankSVM on a kernel approximation
-        return None
-    try:
-        coef = np.asarray(svm.coef_, dtype=float)
-    except AttributeError:  # SVC with a non-linear kernel: coef_ is refused
-        return None
-    intercept = np.atleast_1d(np.asarray(svm.intercept_, dtype=float))
-    if coef.ndim == 2 and coef.shape[0] != 1:  # several classes: no single score
-        return None
-    return coef.ravel(), float(intercept[0])
-
-
-def contributions(pipeline, rows: Sequence[Mapping[str, float]]) -> list[Contributions]:
-    """Contributions for feature rows (as the pipeline's extract step yields them), read from
-    the fitted `vectorize`, `scale` and last (SVM) steps."""
+def contributions(model, rows: Sequence[Mapping[str, float]]) -> list[Contributions]:
+    """Contributions for feature rows (as `features.extract` yields them). `model` is a
+    bundle's GLEU stage as the scorer holds it (`scorer.head`: a `LinearHead`, or a
+    `PipelineHead` over a fitted pipeline), or a fitted pipeline itself."""
     if not rows:
         return []
-    steps = pipeline.named_steps
-    names = list(steps["vectorize"].get_feature_names_out())
-    X = np.asarray(steps["vectorize"].transform(list(rows)), dtype=float)
-    scaler = steps["scale"]
-    Z = np.asarray(scaler.transform(X), dtype=float)
-    mean = getattr(scaler, "mean_", None)
-    mean = np.zeros(len(names)) if mean is None else np.asarray(mean, dtype=float)
-    svm = pipeline.steps[-1][1]
-    scores = np.asarray(svm.decision_function(Z), dtype=float).ravel()
-    linear = linear_weights(svm)
+    if not hasattr(model, "standardize"):
+        model = PipelineHead(model)
+    names = list(model.columns)
+    X = model.vectorize(rows)
+    Z = model.standardize(X)
+    mean = np.asarray(model.mean, dtype=float)
+    scores = np.asarray(model.raw(Z), dtype=float).ravel()
+    linear = model.linear
     if linear is not None:
         w, b = linear
         terms = Z * w
@@ -81,10 +68,8 @@ def contributions(pipeline, rows: Sequence[Mapping[str, float]]) -> list[Contrib
         for i in range(Z.shape[1]):
             put_back = Z.copy()
             put_back[:, i] = 0.0
-            terms[:, i] = scores - np.asarray(svm.decision_function(put_back)).ravel()
-        intercept = np.full(
-            len(Z), float(np.ravel(svm.decision_function(np.zeros((1, len(names)))))[0])
-        )
+            terms[:, i] = scores - np.asarray(model.raw(put_back)).ravel()
+        intercept = np.full(len(Z), float(np.ravel(model.raw(np.zeros((1, len(names)))))[0]))
         method = "occlusion"
     out = []
     for k in range(len(Z)):

@@ -114,7 +114,7 @@ def connect(scheduler: str, *, timeout: float = CONNECT_TIMEOUT, quiet: bool = F
 def model_sha256(model: str | Path | None, config: Mapping[str, Any]) -> str:
     """The bundle's `model_sha256`, read from its card on the client (the model is not loaded
     here: only the workers need it)."""
-    from scorer.model import CARD_FILE
+    from scorer.bundle import CARD_FILE
 
     path = Path(model or config["MODEL_PATH"])
     if not path.is_absolute() and not path.exists():

@@ -89,7 +89,7 @@ _DETAILED: dict[str, Callable] = {
 
 def _rows_and_details(scorer: FluencyScorer, sentences: Sequence[Sentence], null_search: int = 1):
     """Feature rows (key for key what `extract` yields) and the details of each extractor."""
-    specs = [registry.get(n) for n in scorer.pipeline.named_steps["extract"].features_]
+    specs = [registry.get(n) for n in scorer.features]
     plain = [s.name for s in specs if s.name not in _DETAILED]
     values = extract(sentences, plain, scorer.resources) if plain else [{} for _ in sentences]
     details: dict[str, list] = {}
@@ -308,12 +308,12 @@ def explain_texts(
     rows, details, used = _rows_and_details(scorer, parsed, searched)
     for text, row in zip(seg.sentences, rows, strict=True):
         scorer.cache.put(text, row)
-    values = scorer.pipeline[1:].decision_function(rows) if rows else []
+    values = scorer.decision(rows)
     gleu = seg.aggregate(values, how)
     text_rows = seg.aggregate_rows(rows, how, values)
     calibration = getattr(scorer, "calibration", None)
     fluency = gleu if calibration is None else calibration.apply(gleu, text_rows)
-    explained = contributions(scorer.pipeline, text_rows)
+    explained = contributions(scorer.head, text_rows)
     position = {s: k for k, s in enumerate(seg.sentences)}
     out = []
     for text, fill, score, g, contrib, index in zip(

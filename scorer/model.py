@@ -1,14 +1,12 @@
 """The fluency model: an sklearn Pipeline over extracted features, saved as a checked bundle.
 
-A bundle is a folder `models/<name>/` holding `model.joblib` and `card.json` (feature names and
-order, feature-set version, library versions, training data and its hash, seed, metrics, and the
-SHA-256 of `model.joblib`). joblib files run code when loaded, so `load_model` loads only from
-inside the configured models directory and only a file whose hash matches its card.
+What a bundle holds and how it is checked: `scorer.bundle`. A linear model is also saved as
+`head.json` (`scorer.head`), which scoring reads without scikit-learn; this module is what
+training and the tools that need the fitted pipeline itself import.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import platform
@@ -31,7 +29,16 @@ from features.extract import extract
 from features.parsing import parse
 from features.resources import Resources
 from features.sentence import Sentence
+from scorer.bundle import (
+    CARD_FILE,
+    MODEL_FILE,
+    bundle_folder,
+    feature_set_version,
+    read_card,
+    sha256_file,
+)
 from scorer.errors import ModelLoadError
+from scorer.head import write_head
 
 __all__ = [
     "DEFAULT_FEATURES",
@@ -46,7 +53,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-MODEL_FILE, CARD_FILE = "model.joblib", "card.json"
 
 
 def _default_features() -> tuple[str, ...]:
@@ -54,13 +60,6 @@ def _default_features() -> tuple[str, ...]:
 
 
 DEFAULT_FEATURES: tuple[str, ...] = ()  # empty: every registered extractor
-
-
-def feature_set_version(features: Sequence[str]) -> str:
-    """A short hash of the extractors and the exact columns they yield."""
-    specs = [registry.get(n) for n in features]
-    text = "|".join(f"{s.name}:{','.join(s.names)}" for s in specs)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class FeatureExtractor(TransformerMixin, BaseEstimator):
@@ -200,14 +199,6 @@ def build_model(
     )
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> Path:
     """Write `model.joblib` and a `card.json` completed with features, versions and the hash."""
     out = Path(out)
@@ -215,6 +206,7 @@ def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> 
     extractor = pipeline.named_steps["extract"]
     check_is_fitted(extractor)
     joblib.dump(pipeline, out / MODEL_FILE, compress=3)
+    head = write_head(pipeline, out)
     import spacy
 
     full = {
@@ -230,59 +222,16 @@ def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> 
         },
         "model_sha256": sha256_file(out / MODEL_FILE),
     }
+    full.pop("head", None)
+    if head is not None:
+        full["head"] = head
     (out / CARD_FILE).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
     return out
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
-
-
-def bundle_folder(path: str | Path, models_dir: str | Path) -> Path:
-    """Where a bundle is: `path` itself, or a bare name under `models_dir` (models/<name>)."""
-    path = Path(path)
-    if not path.is_absolute() and not path.exists():
-        return Path(models_dir) / path
-    return path
-
-
 def load_model(path: str | Path, models_dir: str | Path) -> tuple[Pipeline, dict[str, Any]]:
-    """Load a bundle after checking where it is, its hash, and its features against ours."""
-    models_dir = Path(models_dir)
-    path = bundle_folder(path, models_dir)
-    if not _inside(path, models_dir):
-        raise ModelLoadError(
-            f"model {path} is outside the models directory {models_dir}; joblib files run code "
-            "when loaded, so only models under FLUENCY_MODELS_DIR are loaded"
-        )
-    card_path, model_path = path / CARD_FILE, path / MODEL_FILE
-    if not card_path.is_file() or not model_path.is_file():
-        raise ModelLoadError(f"no model at {path}: expected {MODEL_FILE} and {CARD_FILE} there")
-    try:
-        card = json.loads(card_path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"{card_path} is not a readable JSON model card: {exc}") from exc
-    if not isinstance(card, dict) or "model_sha256" not in card or "features" not in card:
-        raise ModelLoadError(f"{card_path} lacks model_sha256/features; retrain or repair it")
-    digest = sha256_file(model_path)
-    if digest != card["model_sha256"]:
-        raise ModelLoadError(
-            f"{model_path} has SHA-256 {digest[:12]}..., its card says "
-            f"{str(card['model_sha256'])[:12]}...: the file is corrupt or was replaced"
-        )
-    try:
-        version = feature_set_version(card["features"])
-    except Exception as exc:
-        raise ModelLoadError(f"{path}: its features are not available here ({exc})") from exc
-    if version != card.get("feature_set_version"):
-        raise ModelLoadError(
-            f"{path} was trained on feature set {card.get('feature_set_version')}, this code "
-            f"yields {version} for {card['features']}: retrain the model"
-        )
+    """Load a bundle's fitted pipeline after `read_card`'s checks (place, hash, feature set)."""
+    path, card = read_card(path, models_dir)
     if card.get("libraries", {}).get("scikit-learn") != sklearn.__version__:
         logger.warning(
             "model %s was saved with scikit-learn %s, running %s",
@@ -290,6 +239,7 @@ def load_model(path: str | Path, models_dir: str | Path) -> tuple[Pipeline, dict
             card.get("libraries", {}).get("scikit-learn"),
             sklearn.__version__,
         )
+    model_path = path / MODEL_FILE
     try:
         pipeline = joblib.load(model_path)
     except Exception as exc:

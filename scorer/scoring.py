@@ -10,20 +10,22 @@ import logging
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from features import registry
+from features.extract import extract
 from features.parsing import parse
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
+from scorer.bundle import read_card, sha256_file
 from scorer.calibration import Calibration, load_calibration
 from scorer.errors import InputError, ModelLoadError
-from scorer.model import bundle_folder, load_model, sha256_file
+from scorer.head import PipelineHead, load_head
 
 __all__ = [
     "FeatureCache",
@@ -126,11 +128,15 @@ class FeatureCache:
 
 
 class FluencyScorer:
-    """A loaded model with the resources (LM, parsers) its features need, loaded once."""
+    """A loaded model with the resources (LM, parsers) its features need, loaded once.
+
+    `model` is the GLEU stage: a `scorer.head.LinearHead` (NumPy only), or a fitted sklearn
+    pipeline (wrapped in a `PipelineHead`). `pipeline` gives the fitted pipeline itself, loaded
+    on first use when the scorer was built from a head (`pipeline_loader`)."""
 
     def __init__(
         self,
-        pipeline,
+        model,
         card: dict[str, Any],
         *,
         spacy_model: str | None = None,
@@ -138,8 +144,10 @@ class FluencyScorer:
         cache_size: int = 0,
         placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
         calibration: Calibration | None = None,
+        pipeline_loader: Callable[[], Any] | None = None,
     ):
-        self.pipeline = pipeline
+        self.head = model if hasattr(model, "standardize") else PipelineHead(model)
+        self._pipeline_loader = pipeline_loader
         self.calibration = calibration
         # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
         self.placeholders = tuple(placeholders)
@@ -152,13 +160,32 @@ class FluencyScorer:
     def name(self) -> str:
         return str(self.card.get("name", "unnamed"))
 
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The extractors the model reads, by versioned name."""
+        return self.head.features
+
+    @property
+    def pipeline(self):
+        """The fitted sklearn pipeline (imports scikit-learn when the scorer holds a head)."""
+        if isinstance(self.head, PipelineHead):
+            return self.head.pipeline
+        if self._pipeline_loader is None:
+            raise ModelLoadError(f"model {self.name} was given as a head, without its pipeline")
+        self.head = PipelineHead(self._pipeline_loader())
+        return self.head.pipeline
+
+    def decision(self, rows: Sequence[Mapping[str, float]]):
+        """The GLEU score (signed distance) of each feature row."""
+        return self.head.decision_function(rows) if rows else []
+
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
         # No extractor (nor the accuracy module) reads lemmas or coarse POS: skipping the
         # attribute ruler and lemmatizer saves 40% of spaCy's time, trees and tags unchanged.
         return parse(texts, model=self.spacy_model, lemmas=False)
 
     def _extract(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
-        rows = self.pipeline.named_steps["extract"].transform(sentences, self.resources)
+        rows = extract(sentences, self.features, self.resources)
         for sentence, row in zip(sentences, rows, strict=True):
             self.cache.put(sentence.text, row)
         return rows
@@ -204,7 +231,7 @@ class FluencyScorer:
         filled = fill_placeholders(texts, self.placeholders)
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
-        values = self.pipeline[1:].decision_function(rows) if rows else []
+        values = self.decision(rows)
         gleu = seg.aggregate(values, how)
         need_rows = with_features or self.calibration is not None
         text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
@@ -253,8 +280,15 @@ def load_scorer(
     """Load a model bundle (checked: place, hash, feature set) and the artefacts its features
     are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
     recorded them in training."""
-    pipeline, card = load_model(path, models_dir)
-    calibration = load_calibration(bundle_folder(path, models_dir), card)
+    folder, card = read_card(path, models_dir)
+    calibration = load_calibration(folder, card)
+    head = load_head(folder, card)
+
+    def pipeline():
+        from scorer.model import load_model  # scikit-learn: only when the pipeline is asked for
+
+        return load_model(folder, models_dir)[0]
+
     recorded = card.get("resources", {})
     paths = {}
     for name in card["features"]:
@@ -263,13 +297,14 @@ def load_scorer(
             if found is not None:
                 paths[artefact.attribute] = found
     return FluencyScorer(
-        pipeline,
+        head if head is not None else pipeline(),
         card,
         spacy_model=spacy_model,
         resources=Resources(spacy_model=spacy_model, **paths),
         cache_size=cache_size,
         placeholders=placeholders,
         calibration=calibration,
+        pipeline_loader=pipeline,
     )
 
 

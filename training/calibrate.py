@@ -193,7 +193,8 @@ def calibrate(
     import sklearn
     from tqdm import tqdm
 
-    from scorer.model import CARD_FILE, MODEL_FILE, sha256_file
+    from scorer.bundle import CARD_FILE, MODEL_FILE, sha256_file
+    from scorer.head import HEAD_FILE
 
     if scorer.calibration is not None:
         raise InputError("calibrate a GLEU model, not one that already has a calibration stage")
@@ -219,6 +220,8 @@ def calibrate(
     src = Path(source)
     if src.resolve() != out.resolve():
         shutil.copyfile(src / MODEL_FILE, out / MODEL_FILE)
+        if scorer.card.get("head"):  # the GLEU stage's linear head (scorer.head) goes with it
+            shutil.copyfile(src / HEAD_FILE, out / HEAD_FILE)
     joblib.dump(final, out / CALIBRATION_FILE, compress=3)
     section = {
         "inputs": [GLEU_INPUT, *columns],

@@ -64,10 +64,10 @@ def compare_models(
     for s in scorers:
         by_resources.setdefault(_key(s), []).append(s)
     for members in by_resources.values():
-        names = sorted({f for s in members for f in s.pipeline.named_steps["extract"].features_})
+        names = sorted({f for s in members for f in s.features})
         rows = featurize(seg.sentences, names, members[0].resources, n_jobs=n_jobs)
         for s in members:
-            scores = seg.mean(s.pipeline[1:].decision_function(rows))
+            scores = seg.mean(s.decision(rows))
             out[s.name] = agreement_report(scores, human, groups)
             series[s.name] = np.asarray(scores, dtype=float)
         if single_features:

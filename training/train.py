@@ -471,7 +471,7 @@ def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, 
     """The artefacts this model's features are loaded from (each extractor declares them,
     `FeatureSpec.artefacts`), relative to the models folder when inside it, with their SHA-256,
     so `load_scorer` gives the model the very files it was trained with."""
-    from scorer.model import sha256_file
+    from scorer.bundle import sha256_file
 
     out: dict[str, str] = {}
     for name in features:

@@ -117,7 +117,7 @@ def model_columns(
     for how in aggregates:
         seg = whole if how == "whole" else split
         rows = store.get(seg.sentences)
-        values = scorer.pipeline[1:].decision_function(rows)
+        values = scorer.decision(rows)
         gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
         calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
         out[how] = (gleu if calibration is None else calibration.apply(gleu, text_rows), text_rows)

@@ -103,16 +103,6 @@ def test_real_text_is_never_taken_for_empty():
     assert not is_empty_output("Null Island is a point.")
 
 
-class _Pipeline:
-    """decision_function: word count minus twice the number of "bad" words."""
-
-    def __getitem__(self, _):
-        return self
-
-    def decision_function(self, rows):
-        return np.array([r["toy.v1/good"] for r in rows])
-
-
 class StubScorer:
     name = "stub"
     spacy_model = None
@@ -120,8 +110,11 @@ class StubScorer:
 
     def __init__(self):
         self.card = {"feature_set_version": "toy", "resources": {}}
-        self.pipeline = _Pipeline()
         self.n_rows = 0
+
+    def decision(self, rows):
+        """Word count minus twice the number of "bad" words (the row's toy column)."""
+        return np.array([r["toy.v1/good"] for r in rows])
 
     def sentence_rows(self, sentences):
         self.n_rows += len(sentences)

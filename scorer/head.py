@@ -1,0 +1,198 @@
+"""A bundle's GLEU stage as scoring reads it: feature rows in, signed distances out.
+
+The fitted pipeline (`scorer.model`) is extract -> DictVectorizer -> StandardScaler -> SVM.
+When the SVM is linear (`RankSVM` without a kernel map: every shipped model), all that scoring
+needs of it is five arrays: the column order, the scaler's mean and scale, the weights and the
+intercept. `head.json` holds them, written beside `model.joblib` when the bundle is saved and
+hash-checked through the card (section `head`) when it is loaded. Scoring then runs on NumPy
+alone: scikit-learn, with the SciPy and pandas it imports, is about 1 s and 135 MiB of a
+process's start-up, and only training, a non-linear model or a calibration stage load it.
+
+Why not the pipeline itself: unpickling it imports scikit-learn. The arithmetic here is the
+pipeline's own, step for step in float64 (missing columns 0 as DictVectorizer fills them,
+`(x - mean) / scale`, then `z @ w + b`), so scores are identical to the last bit; the tests
+compare the two on real feature rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from features.errors import ModelLoadError
+
+__all__ = [
+    "HEAD_FILE",
+    "LinearHead",
+    "PipelineHead",
+    "linear_arrays",
+    "load_head",
+    "write_head",
+]
+
+HEAD_FILE = "head.json"
+_FORMAT = "fluency-linear-head/1"
+
+
+class LinearHead:
+    """score = ((x - mean) / scale) @ coef + intercept, over `columns` in order."""
+
+    def __init__(
+        self,
+        features: Sequence[str],
+        columns: Sequence[str],
+        mean: Sequence[float],
+        scale: Sequence[float],
+        coef: Sequence[float],
+        intercept: float,
+    ):
+        self.features = tuple(features)
+        self.columns = tuple(columns)
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.scale = np.asarray(scale, dtype=np.float64)
+        self.coef = np.asarray(coef, dtype=np.float64)
+        self.intercept = float(intercept)
+        n = len(self.columns)
+        if not (self.mean.shape == self.scale.shape == self.coef.shape == (n,)):
+            raise ValueError(f"a linear head needs {n} means, scales and weights, one per column")
+
+    def vectorize(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+        return np.array(
+            [[row.get(c, 0.0) for c in self.columns] for row in rows], dtype=np.float64
+        ).reshape(len(rows), len(self.columns))
+
+    def standardize(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.mean) / self.scale
+
+    def raw(self, Z: np.ndarray) -> np.ndarray:
+        return Z @ self.coef + self.intercept
+
+    def decision_function(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
+        return self.raw(self.standardize(self.vectorize(rows)))
+
+    @property
+    def linear(self) -> tuple[np.ndarray, float]:
+        return self.coef, self.intercept
+
+
+class PipelineHead:
+    """The same interface over a fitted pipeline (non-linear models, bundles without a head)."""
+
+    def __init__(self, pipeline):
+        self.pipeline = pipeline
+        steps = pipeline.named_steps
+        self.features = tuple(getattr(steps.get("extract"), "features_", ()))
+        vectorize = steps.get("vectorize")
+        names = vectorize.get_feature_names_out() if hasattr(vectorize, "vocabulary_") else ()
+        self.columns = tuple(names)
+        scaler = steps.get("scale")
+        mean = getattr(scaler, "mean_", None)
+        self.mean = np.zeros(len(self.columns)) if mean is None else np.asarray(mean, float)
+
+    def vectorize(self, rows):
+        return np.asarray(self.pipeline.named_steps["vectorize"].transform(list(rows)), float)
+
+    def standardize(self, X):
+        return np.asarray(self.pipeline.named_steps["scale"].transform(X), dtype=float)
+
+    def raw(self, Z):
+        return np.asarray(self.pipeline.steps[-1][1].decision_function(Z), dtype=float).ravel()
+
+    def decision_function(self, rows):
+        return self.pipeline[1:].decision_function(rows)
+
+    @property
+    def linear(self) -> tuple[np.ndarray, float] | None:
+        return linear_weights(self.pipeline.steps[-1][1])
+
+
+def linear_weights(svm) -> tuple[np.ndarray, float] | None:
+    """(w, b) with decision_function(z) = z @ w + b, or None when the model is not linear."""
+    if getattr(svm, "map_", None) is not None:  # RankSVM on a kernel approximation
+        return None
+    try:
+        coef = np.asarray(svm.coef_, dtype=float)
+    except AttributeError:  # SVC with a non-linear kernel: coef_ is refused
+        return None
+    intercept = np.atleast_1d(np.asarray(svm.intercept_, dtype=float))
+    if coef.ndim == 2 and coef.shape[0] != 1:  # several classes: no single score
+        return None
+    return coef.ravel(), float(intercept[0])
+
+
+def linear_arrays(pipeline) -> dict[str, Any] | None:
+    """What `head.json` holds, or None when the pipeline is not one that a head reproduces
+    exactly: a ranking SVM without a kernel map after a standard scaler. (SVC with a linear
+    kernel is linear too, but libsvm sums its support vectors in another order, so its
+    scores would differ in the last digits.)"""
+    steps = pipeline.named_steps
+    svm, scaler = pipeline.steps[-1][1], steps.get("scale")
+    if type(svm).__name__ != "RankSVM" or getattr(svm, "map_", None) is not None:
+        return None
+    if type(scaler).__name__ != "StandardScaler" or not (scaler.with_mean and scaler.with_std):
+        return None
+    return {
+        "format": _FORMAT,
+        "features": list(steps["extract"].features_),
+        "columns": [str(c) for c in steps["vectorize"].get_feature_names_out()],
+        "mean": [float(v) for v in scaler.mean_],
+        "scale": [float(v) for v in scaler.scale_],
+        "coef": [float(v) for v in np.ravel(svm.coef_)],
+        "intercept": float(svm.intercept_),
+    }
+
+
+def write_head(pipeline, folder: str | Path) -> dict[str, str] | None:
+    """Write `head.json` for a linear pipeline; the card section naming it (file and
+    SHA-256), or None (and no file) when the pipeline is not linear."""
+    from scorer.bundle import sha256_file
+
+    arrays = linear_arrays(pipeline)
+    path = Path(folder) / HEAD_FILE
+    if arrays is None:
+        path.unlink(missing_ok=True)
+        return None
+    # json writes each float's shortest repr, which reads back as the same float64.
+    path.write_text(json.dumps(arrays, indent=1) + "\n")
+    return {"file": HEAD_FILE, "sha256": sha256_file(path)}
+
+
+def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
+    """The bundle's linear head, or None when its card names none."""
+    from scorer.bundle import sha256_file
+
+    section = card.get("head")
+    if not section:
+        return None
+    path = Path(folder) / HEAD_FILE
+    if not path.is_file():
+        raise ModelLoadError(f"{folder}: the card names a linear head but {path} is absent")
+    digest = sha256_file(path)
+    if digest != section.get("sha256"):
+        raise ModelLoadError(
+            f"{path} has SHA-256 {digest[:12]}..., its card says "
+            f"{str(section.get('sha256'))[:12]}...: the file is corrupt or was replaced"
+        )
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") != _FORMAT:
+            raise ValueError(f"format {data.get('format')!r}, expected {_FORMAT!r}")
+        head = LinearHead(
+            data["features"],
+            data["columns"],
+            data["mean"],
+            data["scale"],
+            data["coef"],
+            data["intercept"],
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ModelLoadError(f"{path} is not a readable linear head: {exc}") from exc
+    if list(head.features) != list(card["features"]) or list(head.columns) != list(
+        card.get("feature_columns", head.columns)
+    ):
+        raise ModelLoadError(f"{path} does not match its card's features and columns")
+    return head

@@ -1,0 +1,120 @@
+"""The linear head (`head.json`) against the fitted pipeline it was exported from, and what a
+scoring process imports: real models, real parsers, real feature rows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from features.resources import MODELS_DIR
+from scorer.errors import ModelLoadError
+from scorer.head import HEAD_FILE, LinearHead, PipelineHead, linear_arrays
+from scorer.model import load_model
+from scorer.scoring import load_scorer
+
+TEXTS = [
+    "The company said its profit rose sharply in the first quarter.",
+    "profit the rose company quarter said first sharply in its the.",
+    "Shares of the bank fell after it reported a loss . And then",
+    "null",
+    "?!",
+    "The board approved a new dividend of ten cents a share. It said so on Monday.",
+]
+
+
+@pytest.mark.parametrize("name", ["default", "fast"])
+def test_the_head_scores_exactly_as_the_pipeline(name):
+    scorer = load_scorer(name)
+    assert isinstance(scorer.head, LinearHead)
+    rows = scorer.sentence_rows(TEXTS)
+    from_head = scorer.head.decision_function(rows)
+    pipeline, _ = load_model(name, MODELS_DIR)
+    from_pipeline = pipeline[1:].decision_function(rows)
+    assert np.array_equal(from_head, from_pipeline)  # bit for bit, not approximately
+    # and the head that would be written today is the shipped one
+    shipped = json.loads((MODELS_DIR / name / HEAD_FILE).read_text())
+    assert linear_arrays(pipeline) == shipped
+    # a missing column reads as 0, as DictVectorizer fills it
+    partial = [{k: v for k, v in rows[0].items() if not k.startswith("surface.")}]
+    assert np.array_equal(
+        scorer.head.decision_function(partial), pipeline[1:].decision_function(partial)
+    )
+
+
+def test_the_lazy_pipeline_is_the_bundles_and_takes_over_scoring():
+    scorer = load_scorer("fast")
+    before = scorer.score(TEXTS[:3])
+    assert scorer.pipeline.named_steps["extract"].features_ == scorer.features
+    assert isinstance(scorer.head, PipelineHead)
+    assert scorer.score(TEXTS[:3]) == before
+
+
+def test_a_scoring_process_imports_neither_sklearn_nor_torch_for_the_fast_model():
+    code = (
+        "import sys\n"
+        "from scorer.scoring import load_scorer\n"
+        "s = load_scorer('fast')\n"
+        "s.score(['The cat sat on the mat.', 'Two sentences. Here they are.'])\n"
+        "print(sorted(m for m in ('sklearn', 'torch', 'scipy.stats', 'pandas') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_default_model_imports_torch_for_benepar_but_not_sklearn():
+    code = (
+        "import sys\n"
+        "from scorer.scoring import load_scorer\n"
+        "s = load_scorer('default')\n"
+        "s.score(['The cat sat on the mat.'])\n"
+        "print(sorted(m for m in ('sklearn', 'torch', 'pandas') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['torch']"
+
+
+def _copy(tmp_path, name="fast"):
+    folder = tmp_path / name
+    shutil.copytree(MODELS_DIR / name, folder)
+    return folder
+
+
+def test_a_corrupt_or_missing_head_is_refused_with_a_reason(tmp_path):
+    folder = _copy(tmp_path)
+    head = folder / HEAD_FILE
+    text = head.read_text()
+    head.write_text(text.replace('"intercept": ', '"intercept": 1'))
+    with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
+        load_scorer("fast", models_dir=tmp_path)
+    head.unlink()
+    with pytest.raises(ModelLoadError, match="is absent"):
+        load_scorer("fast", models_dir=tmp_path)
+
+
+def test_a_head_that_does_not_parse_is_refused(tmp_path):
+    from scorer.bundle import sha256_file
+
+    folder = _copy(tmp_path)
+    (folder / HEAD_FILE).write_text('{"format": "fluency-linear-head/1", "columns": []}')
+    card = json.loads((folder / "card.json").read_text())
+    card["head"]["sha256"] = sha256_file(folder / HEAD_FILE)
+    (folder / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ModelLoadError, match="not a readable linear head"):
+        load_scorer("fast", models_dir=tmp_path)
+
+
+def test_a_bundle_without_a_head_scores_through_its_pipeline(tmp_path):
+    folder = _copy(tmp_path)
+    card = json.loads((folder / "card.json").read_text())
+    del card["head"]
+    (folder / "card.json").write_text(json.dumps(card))
+    (folder / HEAD_FILE).unlink()
+    plain = load_scorer("fast", models_dir=tmp_path)
+    assert isinstance(plain.head, PipelineHead)
+    assert plain.score(TEXTS) == load_scorer("fast").score(TEXTS)
