@@ -203,11 +203,12 @@ def _windowed(pool, chunks: Iterator[list[dict]], window: int, args) -> Iterator
 
 
 def cmd_features(args: argparse.Namespace, config: dict) -> int:
+    """Chunks of lines, filled placeholders, rows from `--jobs` processes
+    (`features.extract.feature_chunks`), one table at the end."""
     import pandas as pd
     from tqdm import tqdm
 
-    from features.extract import extract
-    from features.parsing import parse
+    from features.extract import feature_chunks
     from features.placeholders import fill_placeholders, parse_placeholders
     from features.registry import all_specs
     from features.resources import Resources
@@ -218,16 +219,22 @@ def cmd_features(args: argparse.Namespace, config: dict) -> int:
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet"):
         raise InputError(f"--out must end in .csv or .parquet, got {out.name}")
+    lines = _chunks(iter_lines(args.input), args.chunk)
+    kept: list[list[str]] = []
+
+    def filled():
+        # Placeholders read as a name, as the scorer reads them; the "text" column keeps the line.
+        for chunk in lines:
+            kept.append(chunk)
+            yield fill_placeholders(chunk, placeholders)
+
     frames = []
     bar = tqdm(desc="features", unit=" sent", file=sys.stderr)
-    for chunk in _chunks(iter_lines(args.input), args.chunk):
-        # Placeholders read as a name, as the scorer reads them; the "text" column keeps the line.
-        filled = fill_placeholders(chunk, placeholders)
-        rows = extract(parse(filled, model=config["SPACY_MODEL"], lemmas=False), names, resources)
+    for k, rows in enumerate(feature_chunks(filled(), names, resources, n_jobs=args.jobs)):
         frame = pd.DataFrame(rows)
-        frame.insert(0, "text", chunk)
+        frame.insert(0, "text", kept[k])
         frames.append(frame)
-        bar.update(len(chunk))
+        bar.update(len(rows))
     bar.close()
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"text": []})
     if out.suffix == ".csv":
@@ -441,7 +448,10 @@ def add_commands(sub) -> None:
     feats.add_argument("--in", dest="input", default="-", help="text file, one sentence a line")
     feats.add_argument("--out", required=True, help="feats.csv or feats.parquet")
     feats.add_argument("--features", nargs="*", help="extractors (default: every registered)")
-    feats.add_argument("--chunk", type=_positive, default=512)
+    feats.add_argument("--chunk", type=_positive, default=128, help="lines per batch")
+    feats.add_argument(
+        "--jobs", type=_positive, default=1, help="worker processes, each loading the parsers"
+    )
     feats.set_defaults(func=cmd_features)
 
     acc = sub.add_parser(

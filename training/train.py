@@ -22,15 +22,13 @@ import numpy as np
 from tqdm import tqdm
 
 from features import registry
-from features.extract import extract
-from features.parsing import parse
+from features.extract import feature_chunks, featurize_chunk, init_worker
 from features.resources import (
     DEFAULT_LM_DIR,
     LM_FILE,
     MODELS_DIR,
     UNIGRAM_FILE,
     Resources,
-    one_thread_per_process,
 )
 from training.corpus import read_corpus
 from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
@@ -38,7 +36,7 @@ from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
 __all__ = [
     "add_commands",
     "featurize",
-    "featurize_chunk",
+    "featurize_chunk",  # features.extract's, for the tools that pool workers themselves
     "fit",
     "init_worker",
     "main",
@@ -90,26 +88,6 @@ def make_dataset(
     return texts, labels, kinds
 
 
-_WORKER: dict = {}
-
-
-def init_worker(
-    names: tuple[str, ...], resources: Resources, pooled: bool = False, warm: bool = False
-) -> None:
-    """A worker's set-up. `warm` loads every component now rather than on the first chunk
-    (bench/extractors.py times a warm pool apart from its start-up)."""
-    if pooled:
-        one_thread_per_process()
-    _WORKER["names"], _WORKER["resources"] = names, resources
-    if warm:
-        featurize_chunk(["A short sentence warms the parsers up."])
-
-
-def featurize_chunk(texts: list[str]) -> list[dict[str, float]]:
-    # lemmas=False: no extractor reads lemmas or coarse POS (same trees and tags, 40% faster)
-    return extract(parse(texts, lemmas=False), _WORKER["names"], _WORKER["resources"])
-
-
 def featurize(
     texts: Sequence[str],
     features: Sequence[str] | None = None,
@@ -127,35 +105,14 @@ def featurize(
     from scorer.model import FeatureExtractor
 
     names = FeatureExtractor(tuple(features or ())).fit().features_
-    resources = resources or Resources()
     texts = list(texts)
     chunks = [texts[i : i + batch] for i in range(0, len(texts), batch)]
-    bar = tqdm(total=len(texts), desc="features", unit=" sent", disable=not progress)
     rows: list[dict[str, float]] = []
-    if n_jobs <= 1 or len(chunks) < 2:
-        init_worker(names, resources)
-        results = map(featurize_chunk, chunks)
-        pool = None
-    else:
-        import dataclasses
-        import multiprocessing
-
-        # spawn, not fork: a parent that has already run torch (benepar) or Link Grammar can
-        # leave their thread pools locked in a forked child, which then hangs.
-        fresh = dataclasses.replace(resources, _cache={})
-        pool = multiprocessing.get_context("spawn").Pool(
-            n_jobs, initializer=init_worker, initargs=(names, fresh, True)
-        )
-        results = pool.imap(featurize_chunk, chunks)
-    try:
-        for part in results:
+    jobs = n_jobs if len(chunks) > 1 else 1  # one chunk: no worker start-up to pay for
+    with tqdm(total=len(texts), desc="features", unit=" sent", disable=not progress) as bar:
+        for part in feature_chunks(chunks, names, resources, n_jobs=jobs):
             rows.extend(part)
             bar.update(len(part))
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-        bar.close()
     return rows
 
 

@@ -340,3 +340,24 @@ def test_placeholders_setting_reaches_the_score_command(trained, tmp_path, monke
     rows = pd.read_csv(table)
     assert rows["text"][0].startswith("X is")  # the line as given
     assert rows["linkgrammar.v5/full_parse"].tolist() == [1.0, 1.0]
+
+
+def test_features_with_worker_processes_equal_one_process(tmp_path):
+    lines = [
+        "The company said its profit rose sharply in the first quarter.",
+        "profit the rose company quarter said",
+        "X is a restaurant in the X area .",
+        "Shares fell. Then they rose again!",
+        "null",
+    ] * 3
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n")
+    tables = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"features{jobs}.csv"
+        argv = ["features", "--in", str(src), "--out", str(out), "--chunk", "4", "--jobs", jobs]
+        assert main([*argv, "--features", "surface.v2", "spacy.v1", "linkgrammar.v5"]) == 0
+        tables.append(pd.read_csv(out, keep_default_na=False))
+    one, two = tables
+    assert one["text"].tolist() == lines  # input order, chunks of 4 across 2 workers
+    pd.testing.assert_frame_equal(one, two)
