@@ -1,6 +1,6 @@
-"""The shipped models/default, loaded as the service loads it, on behaviours its training aimed at:
-real text above its shuffle, stubs and punctuation-only text at the bottom, a repeated run of
-words below the sentence without it. Needs nothing from ../shared (every artefact ships)."""
+"""The shipped models/default and models/full, loaded as the service loads them, on behaviours
+their training aimed at: real text above its shuffle, stubs and punctuation-only text at the
+bottom, a repeated run of words below the sentence without it. Needs nothing from ../shared (every artefact ships)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ REPEATED = (
 )
 
 
-@pytest.fixture(scope="module")
-def default():
-    return load_scorer("default")
+@pytest.fixture(scope="module", params=["default", "full"])
+def default(request):
+    return load_scorer(request.param)
 
 
 def test_the_shipped_model_ranks_real_sentences_above_their_shuffles(default):

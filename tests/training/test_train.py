@@ -251,9 +251,9 @@ def test_a_model_refuses_an_artefact_it_was_not_trained_with(tmp_path):
     from features.resources import MODELS_DIR
 
     models = tmp_path / "models"
-    shutil.copytree(MODELS_DIR / "default", models / "copy")
+    shutil.copytree(MODELS_DIR / "full", models / "copy")
     card = json.loads((models / "copy" / "card.json").read_text())
-    assert card["resources"]["benepar_sha256"]  # the default model reads our parser
+    assert card["resources"]["benepar_sha256"]  # the full model reads our parser
     card["resources"]["benepar_sha256"] = "0" * 64
     (models / "copy" / "card.json").write_text(json.dumps(card))
     with pytest.raises(ModelLoadError, match=r"trained with another benepar/parser\.pt"):

@@ -1,6 +1,6 @@
 """Explanations: spans where the features react, and contributions that add up to the score.
 
-The spans and sums are checked on the shipped models/default (every extractor, a linear
+The spans and sums are checked on the shipped models/full (every extractor, a linear
 RankSVM); the service's answers on the small model the web fixtures train (conftest.py)."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ AWKWARD = [
 
 @pytest.fixture(scope="module")
 def default():
-    return load_scorer("default")
+    return load_scorer("full")
 
 
 def _covered(text: str, spans, kinds=None) -> set[int]:
