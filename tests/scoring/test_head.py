@@ -27,7 +27,7 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["default", "fast"])
+@pytest.mark.parametrize("name", ["default", "full", "fast"])
 def test_the_head_scores_exactly_as_the_pipeline(name):
     scorer = load_scorer(name)
     assert isinstance(scorer.head, LinearHead)
@@ -54,11 +54,12 @@ def test_the_lazy_pipeline_is_the_bundles_and_takes_over_scoring():
     assert scorer.score(TEXTS[:3]) == before
 
 
-def test_a_scoring_process_imports_neither_sklearn_nor_torch_for_the_fast_model():
+@pytest.mark.parametrize("name", ["default", "fast"])
+def test_a_scoring_process_imports_neither_sklearn_nor_torch(name):
     code = (
         "import sys\n"
         "from scorer.scoring import load_scorer\n"
-        "s = load_scorer('fast')\n"
+        f"s = load_scorer({name!r})\n"
         "s.score(['The cat sat on the mat.', 'Two sentences. Here they are.'])\n"
         "print(sorted(m for m in ('sklearn', 'torch', 'scipy.stats', 'pandas') "
         "if m in sys.modules))\n"
@@ -67,11 +68,11 @@ def test_a_scoring_process_imports_neither_sklearn_nor_torch_for_the_fast_model(
     assert out.stdout.strip() == "[]"
 
 
-def test_the_default_model_imports_torch_for_benepar_but_not_sklearn():
+def test_the_full_model_imports_torch_for_benepar_but_not_sklearn():
     code = (
         "import sys\n"
         "from scorer.scoring import load_scorer\n"
-        "s = load_scorer('default')\n"
+        "s = load_scorer('full')\n"
         "s.score(['The cat sat on the mat.'])\n"
         "print(sorted(m for m in ('sklearn', 'torch', 'pandas') if m in sys.modules))\n"
     )
