@@ -1,20 +1,21 @@
-"""`fluency score` throughput, peak memory and model load time, measured on the real command.
+"""`fluency score` against spaCy's parse alone: CPU time, wall time and peak memory of whole
+processes, loads included, on the same sentences in the same run.
 
-Runs the CLI as a subprocess on `--sentences` sentences (Reuters test sentences of 15-25 words
-when ../shared is there), once with one process and once with `--jobs` processes (both cores),
-and reports sentences/s, the peak resident memory of the command and its workers, and the model
-load time (the command on a single sentence, minus Python start-up). Baseline in the same run:
-spaCy's parse alone on the same sentences (every model feature needs it), so the ratio says what
-the other parsers and the LM cost on top.
+For each `--model`, `fluency score --jobs 1` on `--sentences` sentences (Reuters test sentences
+of 15-25 words when ../shared is there) and on one sentence (best of `--repeat`). Two
+baselines, each run before and after the models (the machine's speed drifts; both runs are
+printed): spaCy as a user runs it, `spacy.load(model, exclude=["ner"])` and `nlp.pipe` over the
+same sentences (thinc imports PyTorch when it is installed, as here); and a bare parse, the
+same with PyTorch hidden and only tok2vec, tagger and parser (the floor under every parser
+feature). Ratios are to the mean of each baseline's two runs.
 
-Usage: python bench/score.py [--sentences 2000] [--jobs 2] [--model models/default]
+Usage: python bench/score.py [--sentences 2000] [--model default --model fast ...] [--jobs 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,59 +32,99 @@ sys.path.insert(0, str(HERE.parent))
 from bench._data import sentences
 
 
-def _run(argv: list[str], stdin_path: Path | None = None) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB (largest child process), stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def _run(argv: list[str], stdin_path: Path | None = None) -> tuple[float, float, float, str]:
+    """CPU seconds (user + system, the process and the workers it waited for), wall seconds,
+    peak RSS in MiB (the largest of them), stdout."""
     t0 = time.perf_counter()
-    with open(stdin_path or os.devnull) as stdin:
-        done = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    if done.returncode:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return wall, peak, done.stdout
+    stdin = open(stdin_path or os.devnull)  # noqa: SIM115 - closed below, after the wait
+    with stdin, tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err, text=True)
+        # wait4, not wait: the rusage of this child (and the workers it waited for) alone
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed:\n{err.read()[-2000:]}")
+        out.seek(0)
+        text = out.read()
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, text
+
+
+_SPACY = (
+    "import sys\n"
+    "{hide}"
+    "import spacy\n"
+    "from features.parsing import DEFAULT_MODELS\n"
+    "for name in DEFAULT_MODELS:\n"
+    "    try:\n"
+    "        nlp = spacy.load(name, exclude={exclude!r})\n"
+    "        break\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "docs = list(nlp.pipe(open({path!r}).read().splitlines()))\n"
+)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=2000)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--model", default=str(ROOT / "models" / "default"))
+    ap.add_argument("--model", action="append", help="repeat; default: default, fast, full")
+    ap.add_argument("--jobs", type=int, default=1, help="also time --jobs N (N > 1)")
+    ap.add_argument("--repeat", type=int, default=3, help="one-sentence runs per model")
     args = ap.parse_args()
+    models = args.model or ["default", "fast", "full"]
     texts = sentences(args.sentences)
     python = sys.executable
+    print(
+        f"{len(texts)} sentences, mean {sum(len(t.split()) for t in texts) / len(texts):.1f} "
+        f"words; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "in.txt"
         data.write_text("\n".join(texts) + "\n")
         one = Path(tmp) / "one.txt"
         one.write_text(texts[0] + "\n")
+        baselines = {
+            "spaCy as installed (nlp.pipe, no NER)": _SPACY.format(
+                hide="", exclude=["ner"], path=str(data)
+            ),
+            "bare parse (no PyTorch; tok2vec, tagger, parser)": _SPACY.format(
+                hide="sys.modules['torch'] = None\n",
+                exclude=["ner", "lemmatizer", "attribute_ruler"],
+                path=str(data),
+            ),
+        }
+        base_cpu: dict[str, list[float]] = {k: [] for k in baselines}
+        rows = []
 
-        t_python, _, _ = _run([python, "-c", "import scorer.cli"])
-        base = [python, "-m", "scorer.cli", "score", "--model", args.model]
-        t_one, peak_one, _ = _run([*base, str(one)])
-        print(f"model load (score 1 sentence, minus imports): {t_one - t_python:.2f} s")
-        print(f"peak RSS, one sentence: {peak_one:.0f} MiB")
+        def run_baselines():
+            for name, code in baselines.items():
+                cpu, wall, peak, _ = _run([python, "-c", code])
+                base_cpu[name].append(cpu)
+                rows.append((name, cpu, wall, peak))
 
-        code = (
-            "from features.parsing import parse, load_nlp; import time; load_nlp(); "
-            "parse(['Warm up.']); t = time.perf_counter(); "
-            f"parse(open({str(data)!r}).read().splitlines()); print(time.perf_counter() - t)"
+        run_baselines()
+        for model in models:
+            base = [python, "-m", "scorer.cli", "score", "--model", model]
+            for jobs in sorted({1, args.jobs}):
+                cpu, wall, peak, out = _run([*base, "--jobs", str(jobs), str(data)])
+                assert len(out.splitlines()) == len(texts)
+                rows.append((f"fluency score --model {model} --jobs {jobs}", cpu, wall, peak))
+            ones = [_run([*base, str(one)]) for _ in range(args.repeat)]
+            best = min(ones, key=lambda r: r[1])
+            rows.append((f"  one sentence, {model} (best of {args.repeat})", *best[:3]))
+        run_baselines()
+        mean = {k: sum(v) / len(v) for k, v in base_cpu.items()}
+        names = list(mean)
+        print(
+            f"{'what':58} {'CPU s':>7} {'wall s':>7} {'max RSS MiB':>11} "
+            f"{'CPU / installed':>15} {'CPU / bare':>10}"
         )
-        _, _, out = _run([python, "-c", code])
-        spacy_rate = len(texts) / float(out.strip())
-        print(f"baseline: spaCy parse alone, 1 process: {spacy_rate:.0f} sent/s")
-
-        for jobs in sorted({1, args.jobs}):
-            argv = [*base, "--jobs", str(jobs)]
-            t_start, _, _ = _run([*argv, str(one)])
-            wall, peak, out = _run([*argv, str(data)])
-            assert len(out.splitlines()) == len(texts)
-            # Throughput without start-up: the same command on one sentence is subtracted.
-            rate = (len(texts) - 1) / max(wall - t_start, 1e-9)
+        for name, cpu, wall, peak in rows:
             print(
-                f"fluency score --jobs {jobs}: {len(texts)} sentences in {wall:.1f} s wall; "
-                f"{rate:.1f} sent/s after start-up ({rate / spacy_rate:.3f}x spaCy alone); "
-                f"peak RSS {peak:.0f} MiB (largest process)"
+                f"{name:58} {cpu:7.2f} {wall:7.2f} {peak:11.0f} "
+                f"{cpu / mean[names[0]]:15.2f} {cpu / mean[names[1]]:10.2f}"
             )
 
 
