@@ -101,6 +101,17 @@ def markdown(run: BenchmarkRun, *, full: bool = True) -> str:
     for model in run.models:
         out += ["", f"#### {model}: the model beside the best baseline of each file", ""]
         out += _summary(run, model)
+    if len(run.models) > 1:
+        first = run.models[0]
+        out += ["", f"#### Each model minus `{first}` [95% CI], same draws", ""]
+        rows = []
+        for model in run.models[1:]:
+            for what, title in STATISTICS[:2]:
+                rows.append(
+                    [f"{model}: {title}"]
+                    + [_diff(f.versus_first_model.get(model, {}).get(what)) for f in run.files]
+                )
+        out += _table(["model: statistic", *(f.name for f in run.files)], rows)
     if full:
         for what, title in STATISTICS:
             out += ["", f"#### {title}", ""]

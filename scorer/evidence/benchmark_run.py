@@ -41,6 +41,8 @@ class FileResult:
     signs: dict[str, float]  # feature -> the direction it was used in on this file
     best: dict[str, str | None]  # "spearman" | "kendall" -> best baseline or feature
     differences: dict[str, dict[str, Difference]]  # model -> statistic -> model - best
+    # model (each after the first) -> statistic -> this model - the first model
+    versus_first_model: dict[str, dict[str, Difference]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,22 @@ def _evaluate(files: list[FileColumns], *, n_samples: int, seed: int) -> list[Fi
             differences[label] = {
                 w: boot[w][best[w]] for w in ("spearman", "kendall") if best[w] in boot[w]
             }
-        results.append(FileResult(f.name, f.counts, table, kinds, signs[f.name], best, differences))
+        # Several models: each against the first, on the same draws, so a user picks with numbers.
+        labels = list(f.models)
+        versus = {}
+        for label in labels[1:]:
+            boot = group_bootstrap(
+                f.models[label],
+                {"first": f.models[labels[0]]},
+                f.human,
+                pairs,
+                n_samples=n_samples,
+                seed=seed,
+            )
+            versus[label] = {w: d["first"] for w, d in boot.items() if d}
+        results.append(
+            FileResult(f.name, f.counts, table, kinds, signs[f.name], best, differences, versus)
+        )
     return results
 
 
@@ -229,6 +246,10 @@ def as_dict(run: BenchmarkRun) -> dict:
                     "differences": {
                         m: {w: asdict(d) for w, d in diffs.items()}
                         for m, diffs in f.differences.items()
+                    },
+                    "versus_first_model": {
+                        m: {w: asdict(d) for w, d in diffs.items()}
+                        for m, diffs in f.versus_first_model.items()
                     },
                     "columns": {
                         k: {"kind": f.kinds[k], "sign": f.signs.get(k, 1.0), **asdict(a)}

@@ -247,3 +247,29 @@ def test_robustness_end_to_end_and_skipped_without_a_corpus(tmp_path):
     assert (whole["aggregate"], mean["aggregate"]) == ("whole", "mean")
     assert set(whole["windows_auc"]) == {"1", "2"}
     assert "stub `mean`" in robustness_markdown(out)
+
+
+class WorseStub(StubScorer):
+    """The stub's score with the "bad" words no longer counted: it agrees less."""
+
+    name = "worse"
+
+    def decision(self, rows):
+        return np.array([r["surface.v2/n_tokens"] for r in rows])
+
+
+def test_several_models_are_each_compared_with_the_first(dev, tmp_path):
+    paths = judgement_files(dev)
+    kwargs = {"aggregates": ["whole"], "cache_dir": tmp_path / "rows", "n_samples": 200}
+    (run,) = run_benchmark([StubScorer(), WorseStub()], paths, **kwargs)
+    one = run.files[0]
+    assert set(one.versus_first_model) == {"worse"}  # the first is the reference
+    rho = one.versus_first_model["worse"]["spearman"]
+    expected = one.table["worse"].spearman - one.table["stub"].spearman
+    assert rho.difference == pytest.approx(expected)
+    assert rho.ci_high < 0  # counting the bad words is what agrees with the raters
+    text = markdown(run)
+    assert "Each model minus `stub`" in text and "worse: Spearman's rho" in text
+    assert as_dict(run)["files"][0]["versus_first_model"]["worse"]["spearman"]["ci_high"] < 0
+    (alone,) = run_benchmark([StubScorer()], paths, **kwargs)
+    assert alone.files[0].versus_first_model == {} and "Each model minus" not in markdown(alone)

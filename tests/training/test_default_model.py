@@ -1,6 +1,7 @@
 """The shipped models/default and models/full, loaded as the service loads them, on behaviours
 their training aimed at: real text above its shuffle, stubs and punctuation-only text at the
-bottom, a repeated run of words below the sentence without it. Needs nothing from ../shared (every artefact ships)."""
+bottom, a repeated run of words below the sentence without it. Needs nothing from ../shared
+(every artefact ships)."""
 
 from __future__ import annotations
 
