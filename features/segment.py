@@ -59,10 +59,38 @@ def _sentencizer():
     return nlp
 
 
+@functools.cache
+def _sentence_ends() -> frozenset[str]:
+    return frozenset(_sentencizer().get_pipe("sentencizer").punct_chars)
+
+
+def _surely_one_sentence(text: str) -> bool:
+    """True when the sentencizer cannot split `text`: it starts a sentence only after a token
+    that is one of its sentence-final characters, so a text with none of them before its
+    trailing punctuation is one sentence. Most candidates a reranker sends are; the check
+    skips building a Doc for them (about 8% of a fast-model /v1/rerank request)."""
+    ends = _sentence_ends()
+    body = text.rstrip()
+    while body and (body[-1] in ends or body[-1] in _CLOSERS or body[-1].isspace()):
+        body = body[:-1]
+    return bool(text.strip()) and not any(ch in ends for ch in body)
+
+
+# Closing quotes and brackets after a sentence's end: punctuation tokens that start nothing.
+_CLOSERS = frozenset("\"')]}\u2019\u201d\u00bb")
+
+
 def split_sentences(text: str) -> list[tuple[str, int]]:
     """The sentences of `text`, each with its number of tokens, in order. The sentences are
     substrings of `text` (surrounding whitespace stripped); a text with no sentence-final
-    punctuation inside is one sentence, itself."""
+    punctuation inside is one sentence, itself. (For a text of one sentence the count is 1:
+    only the sentences' shares of a text's tokens are ever used.)"""
+    if _surely_one_sentence(text):
+        return [(text.strip(), 1)]
+    return _sentencizer_split(text)
+
+
+def _sentencizer_split(text: str) -> list[tuple[str, int]]:
     doc = _sentencizer()(text)
     pieces: list[list] = []  # [start_char, end_char, n_tokens]
     for sent in doc.sents:

@@ -67,3 +67,29 @@ def test_segmentation_shares_sentences_and_weights_by_tokens():
 def test_whole_texts_when_not_by_sentence():
     seg = segment(["Prices rose sharply. Sales fell."], by_sentence=False)
     assert seg.sentences == ["Prices rose sharply. Sales fell."]
+
+
+def test_the_one_sentence_shortcut_agrees_with_the_sentencizer():
+    from features.segment import _sentencizer_split, _surely_one_sentence
+
+    texts = [
+        "The company said profits rose in the first quarter.",
+        "profits the quarter in rose said first company The",
+        '"It rose," he said."',
+        "It rose (sharply).",
+        "It rose!?",
+        "  padded text .  ",
+        "It fell. . .",
+        "\u200b\u0007",
+        ".",
+        "Prices rose 5% to $10.",
+        "the club is in rome",
+        "Was it? No",  # not taken: a split is possible
+        "Mr. Smith left",  # not taken: a full stop inside
+    ]
+    taken = [t for t in texts if _surely_one_sentence(t)]
+    assert "Was it? No" not in taken and "Mr. Smith left" not in taken
+    assert len(taken) == len(texts) - 2
+    for text in taken:
+        pieces = _sentencizer_split(text)
+        assert [p for p, _ in pieces] == [s for s, _ in split_sentences(text)] == [text.strip()]
