@@ -56,12 +56,15 @@ def make_dataset(
     error_share: float = 0.25,
     seed: int = 12345,
     lowercase_share: float = 0.0,
+    bare_share: float = 0.0,
 ) -> tuple[list[str], list[int], list[str]]:
     """Texts, labels (1 real, 0 generated) and the kind of each ("real", "l=4", "swap"...).
 
     `lowercase_share`: that share of the texts, drawn at random across all kinds, is lower-cased
     (many generators' outputs are: WebNLG 2017's are), so case tells the model nothing about the
-    level and it learns what lower-cased fluent text looks like."""
+    level and it learns what lower-cased fluent text looks like. `bare_share`: likewise, that
+    share loses its final punctuation (and closing quotes), so where a text stops tells nothing
+    either: system outputs and text windows often end without it."""
     rng = random.Random(seed)
     pool = list(sentences)
     positives = pool[:n_positive]
@@ -84,8 +87,16 @@ def make_dataset(
     if lowercase_share > 0:
         lower = random.Random(seed + 1)
         texts = [t.lower() if lower.random() < lowercase_share else t for t in texts]
+    if bare_share > 0:
+        bare = random.Random(seed + 2)
+        texts = [_bare(t) if bare.random() < bare_share else t for t in texts]
     labels = [1 if k == "real" else 0 for k in kinds]
     return texts, labels, kinds
+
+
+def _bare(text: str) -> str:
+    """`text` without its final punctuation, closing quotes and brackets (never empty)."""
+    return text.rstrip(" \t.!?;:\"')]\u2019\u201d") or text
 
 
 def featurize(
@@ -271,6 +282,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         help="share of all texts (every kind alike) lower-cased, for lower-cased system outputs",
     )
     ap.add_argument(
+        "--bare-share",
+        type=float,
+        default=0.0,
+        help="share of all texts (every kind alike) without final punctuation",
+    )
+    ap.add_argument(
         "--error-kinds",
         nargs="+",
         choices=ALL_ERROR_KINDS,
@@ -348,6 +365,7 @@ def run(args: argparse.Namespace) -> int:
         error_kinds=args.error_kinds,
         seed=args.seed,
         lowercase_share=args.lowercase_share,
+        bare_share=args.bare_share,
     )
     resources = Resources()
     if args.lm:
@@ -378,6 +396,7 @@ def run(args: argparse.Namespace) -> int:
             "glue_sizes": list(args.glue_sizes),
             "error_share": args.error_share,
             "lowercase_share": args.lowercase_share,
+            "bare_share": args.bare_share,
             "passage_share": args.passage_share,
             "seed": args.seed,
             "objective": args.objective,

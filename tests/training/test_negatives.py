@@ -96,6 +96,26 @@ def test_lowercase_share_lowers_every_kind_alike():
     assert 0.3 < (len(changed) - share["real"]) / (len(kinds) - kinds.count("real")) < 0.7
 
 
+def test_bare_share_takes_the_final_punctuation_of_every_kind_alike():
+    from collections import Counter
+
+    from training.train import make_dataset
+
+    rng = random.Random(5)
+    words = ["The", "bank", "said", "Prices", "rose", "in", "London", "and", "Paris", "today"]
+    corpus = [[w + " " for w in rng.sample(words, 7)] + ["."] for _ in range(400)]
+    plain, labels, kinds = make_dataset(corpus, n_positive=200, error_kinds=(), seed=3)
+    bare, labels2, kinds2 = make_dataset(
+        corpus, n_positive=200, error_kinds=(), seed=3, bare_share=0.5
+    )
+    assert (labels2, kinds2) == (labels, kinds)
+    changed = [k for a, b, k in zip(plain, bare, kinds, strict=True) if a != b]
+    assert all(b == a or (a.startswith(b) and not b.endswith(".")) for a, b in zip(plain, bare))
+    assert 0.4 < len(changed) / len(plain) < 0.6
+    share = Counter(changed)
+    assert 0.3 < share["real"] / kinds.count("real") < 0.7  # real and generated alike
+
+
 def test_fragment_keeps_one_to_four_consecutive_words_and_no_full_stop():
     # A generator that emits a stub ("null", "carl a. wirtanen discoverer"): a run of 1-4 words
     # of the sentence, nothing else, no final punctuation.
