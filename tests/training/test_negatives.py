@@ -110,7 +110,8 @@ def test_bare_share_takes_the_final_punctuation_of_every_kind_alike():
     )
     assert (labels2, kinds2) == (labels, kinds)
     changed = [k for a, b, k in zip(plain, bare, kinds, strict=True) if a != b]
-    assert all(b == a or (a.startswith(b) and not b.endswith(".")) for a, b in zip(plain, bare))
+    pairs = zip(plain, bare, strict=True)
+    assert all(b == a or (a.startswith(b) and not b.endswith(".")) for a, b in pairs)
     assert 0.4 < len(changed) / len(plain) < 0.6
     share = Counter(changed)
     assert 0.3 < share["real"] / kinds.count("real") < 0.7  # real and generated alike
