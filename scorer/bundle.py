@@ -23,6 +23,7 @@ __all__ = [
     "CARD_FILE",
     "MODEL_FILE",
     "bundle_folder",
+    "check_hash",
     "feature_set_version",
     "read_card",
     "sha256_file",
@@ -44,6 +45,16 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def check_hash(path: Path, expected: object) -> None:
+    """Refuse a file whose SHA-256 is not the one its card records."""
+    digest = sha256_file(path)
+    if digest != expected:
+        raise ModelLoadError(
+            f"{path} has SHA-256 {digest[:12]}..., its card says {str(expected)[:12]}...: "
+            "the file is corrupt or was replaced"
+        )
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -81,12 +92,7 @@ def read_card(path: str | Path, models_dir: str | Path) -> tuple[Path, dict[str,
         raise ModelLoadError(f"{card_path} is not a readable JSON model card: {exc}") from exc
     if not isinstance(card, dict) or "model_sha256" not in card or "features" not in card:
         raise ModelLoadError(f"{card_path} lacks model_sha256/features; retrain or repair it")
-    digest = sha256_file(model_path)
-    if digest != card["model_sha256"]:
-        raise ModelLoadError(
-            f"{model_path} has SHA-256 {digest[:12]}..., its card says "
-            f"{str(card['model_sha256'])[:12]}...: the file is corrupt or was replaced"
-        )
+    check_hash(model_path, card["model_sha256"])
     try:
         version = feature_set_version(card["features"])
     except Exception as exc:

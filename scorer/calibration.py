@@ -49,7 +49,7 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         return None
     import joblib
 
-    from scorer.bundle import sha256_file
+    from scorer.bundle import check_hash
 
     path = Path(folder) / CALIBRATION_FILE
     inputs = tuple(section.get("inputs") or ())
@@ -60,12 +60,7 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         raise ModelLoadError(f"{folder}: calibration reads columns the model lacks: {missing}")
     if not path.is_file():
         raise ModelLoadError(f"{folder}: the card names a calibration stage but {path} is absent")
-    digest = sha256_file(path)
-    if digest != section.get("sha256"):
-        raise ModelLoadError(
-            f"{path} has SHA-256 {digest[:12]}..., its card says "
-            f"{str(section.get('sha256'))[:12]}...: the file is corrupt or was replaced"
-        )
+    check_hash(path, section.get("sha256"))
     try:
         model = joblib.load(path)
     except Exception as exc:

@@ -163,7 +163,7 @@ def write_head(pipeline, folder: str | Path) -> dict[str, str] | None:
 
 def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
     """The bundle's linear head, or None when its card names none."""
-    from scorer.bundle import sha256_file
+    from scorer.bundle import check_hash
 
     section = card.get("head")
     if not section:
@@ -171,12 +171,7 @@ def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
     path = Path(folder) / HEAD_FILE
     if not path.is_file():
         raise ModelLoadError(f"{folder}: the card names a linear head but {path} is absent")
-    digest = sha256_file(path)
-    if digest != section.get("sha256"):
-        raise ModelLoadError(
-            f"{path} has SHA-256 {digest[:12]}..., its card says "
-            f"{str(section.get('sha256'))[:12]}...: the file is corrupt or was replaced"
-        )
+    check_hash(path, section.get("sha256"))
     try:
         data = json.loads(path.read_text())
         if data.get("format") != _FORMAT:
