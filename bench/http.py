@@ -131,11 +131,31 @@ def _memory(pid: int) -> dict[str, float]:
     return out
 
 
+def _workers(master: int | None) -> list[int]:
+    """The worker processes of a gunicorn master started here ([] for a remote server)."""
+    if master is None:
+        return []
+    try:
+        with open(f"/proc/{master}/task/{master}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of one process so far (/proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def print_memory(master: int) -> None:
     """The master's and its workers' memory (the server must have been started here)."""
     try:
-        with open(f"/proc/{master}/task/{master}/children") as fh:
-            workers = [int(p) for p in fh.read().split()]
+        workers = _workers(master)
         rows = [("master", master)] + [(f"worker {i + 1}", p) for i, p in enumerate(workers)]
         print(f"{'process':10} {'RSS MiB':>8} {'PSS MiB':>8}")
         total = 0.0
@@ -148,7 +168,9 @@ def print_memory(master: int) -> None:
         print(f"memory: not available here ({exc})")
 
 
-def report(url: str, args, workers: str) -> None:
+def report(url: str, args, workers: str, master: int | None = None) -> None:
+    """The table; with `master` (a server started here) also each worker's CPU seconds in each
+    level, which shows how evenly the clients' connections were spread over the workers."""
     body = FreshLists()()  # the list rerank-repeat sends every time
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
     check.raise_for_status()
@@ -160,7 +182,7 @@ def report(url: str, args, workers: str) -> None:
     )
     print(
         f"{'endpoint':10} {'clients':>7} {'req':>6} {'req/s':>8} {'p50 ms':>8} "
-        f"{'p95 ms':>8} {'p99 ms':>8} {'errors':>6}"
+        f"{'p95 ms':>8} {'p99 ms':>8} {'errors':>6} {'worker CPU s' if master else ''}"
     )
     results = {}
     for name, method, path, payload in (
@@ -169,11 +191,16 @@ def report(url: str, args, workers: str) -> None:
         ("rerank-repeat", "POST", "/v1/rerank", body),
     ):
         for clients in args.clients:
+            pids = _workers(master)
+            before = [_cpu_seconds(p) for p in pids]
             r = run_level(url + path, method, payload, clients, args.seconds)
+            spent = [_cpu_seconds(p) - b for p, b in zip(pids, before, strict=True)]
             results[name, clients] = r
+            share = " / ".join(f"{c:.1f}" for c in spent)
             print(
                 f"{name:10} {clients:7d} {r['requests']:6d} {r['rps']:8.1f} {r['p50']:8.1f} "
-                f"{r['p95']:8.1f} {r['p99']:8.1f} {r['errors']:6d} {' '.join(r['error_kinds'])}",
+                f"{r['p95']:8.1f} {r['p99']:8.1f} {r['errors']:6d} {share} "
+                f"{' '.join(r['error_kinds'])}",
                 flush=True,
             )
     for name in ("rerank", "rerank-repeat"):
@@ -213,7 +240,7 @@ def main(argv=None) -> int:
         return 0
     proc, url = start_gunicorn(args.workers, model_path=args.model_path, models_dir=args.models_dir)
     try:
-        report(url, args, str(args.workers))
+        report(url, args, str(args.workers), master=proc.pid)
         print_memory(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
