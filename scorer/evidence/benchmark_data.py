@@ -24,7 +24,7 @@ import numpy as np
 from features.placeholders import fill_placeholders
 from features.segment import segment
 from scorer.evidence.judgements import read_judgements
-from scorer.evidence.rowcache import RowStore, feature_key
+from scorer.evidence.rowcache import RowStore, feature_key, store_meta
 
 __all__ = [
     "EMPTY_OUTPUTS",
@@ -87,7 +87,8 @@ def read_judged(
 
 def row_store(scorer, cache_dir: str | Path, name: str, digest: str) -> RowStore:
     """The cached rows of one set of texts (`name`, `digest`) for `scorer`'s feature key."""
-    return RowStore(Path(cache_dir) / feature_key(scorer) / f"{name}-{digest[:12]}.jsonl")
+    path = Path(cache_dir) / feature_key(scorer) / f"{name}-{digest[:12]}.jsonl"
+    return RowStore(path, meta=store_meta(scorer))
 
 
 def model_columns(

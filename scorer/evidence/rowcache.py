@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-__all__ = ["RowStore", "feature_key"]
+__all__ = ["RowStore", "feature_key", "store_meta"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,36 @@ def feature_key(scorer) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:12]
 
 
+META_FILE = "meta.json"
+
+
+def store_meta(scorer) -> dict[str, Any]:
+    """What a store's rows are, beside its key: the extractors and columns, the SHA-256 of each
+    artefact each extractor reads, and the spaCy pipeline. Another model whose extractors are a
+    subset, with the same artefacts, can take its rows from this store (`RowStore.fill`)."""
+    from features import registry
+
+    card = scorer.card
+    res = card.get("resources", {})
+    extractors = {}
+    for name in card.get("features", []):
+        keys = [a.key for a in registry.get(name).artefacts]
+        extractors[name] = {k: res.get(f"{k}_sha256", "") for k in keys}
+    return {
+        "extractors": extractors,
+        "columns": list(card.get("feature_columns", [])),
+        "spacy": str(scorer.spacy_model or ""),
+    }
+
+
+def _can_lend(donor: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    """True when every row of `donor` holds, exactly, what `meta`'s extractors would compute."""
+    if not meta["extractors"] or donor.get("spacy") != meta["spacy"]:
+        return False
+    theirs = donor.get("extractors", {})
+    return all(name in theirs and theirs[name] == arts for name, arts in meta["extractors"].items())
+
+
 def _init_worker(model: str | None, config: Mapping[str, Any]) -> None:
     from scorer.scoring import load_configured
 
@@ -53,10 +83,17 @@ def _rows_chunk(sentences: list[str]) -> list[dict[str, float]]:
 
 
 class RowStore:
-    """{sentence: feature row} for one feature key, read from and appended to `path`."""
+    """{sentence: feature row} for one feature key, read from and appended to `path`.
 
-    def __init__(self, path: str | Path):
+    With `meta` (`store_meta`), the store's folder records it, and rows missing here are first
+    taken from a sibling store (same file name, another feature key) whose extractors include
+    these with the same artefacts: a model trained on a subset of another's extractors parses
+    nothing the other has parsed. Rows depend only on the text, the extractor and its
+    artefacts, so such a row is the row this model would compute."""
+
+    def __init__(self, path: str | Path, meta: Mapping[str, Any] | None = None):
         self.path = Path(path)
+        self.meta = dict(meta) if meta is not None else None
         self.rows: dict[str, dict[str, float]] = {}
         if self.path.is_file():
             with self.path.open(encoding="utf-8") as fh:
@@ -86,6 +123,9 @@ class RowStore:
         `load`: (model, config) for worker processes to load the same model with
         (`load_configured`); without it, or with `n_jobs` 1, rows are computed here."""
         todo = list(dict.fromkeys(s for s in sentences if s not in self.rows))
+        if self.meta is not None:
+            self._write_meta()
+            todo = self._borrow(todo) if todo else todo
         if not todo:
             return
         chunks = [todo[i : i + batch] for i in range(0, len(todo), batch)]
@@ -110,6 +150,38 @@ class RowStore:
                 pool.close()
                 pool.join()
             bar.close()
+
+    def _write_meta(self) -> None:
+        meta_path = self.path.parent / META_FILE
+        if not meta_path.is_file():
+            meta_path.parent.mkdir(parents=True, exist_ok=True)
+            meta_path.write_text(json.dumps(self.meta, indent=1, sort_keys=True) + "\n")
+
+    def _borrow(self, todo: list[str]) -> list[str]:
+        """Take what sibling stores can lend; return the sentences still missing."""
+        wanted = set(todo)
+        columns = self.meta["columns"]
+        for sibling in sorted(self.path.parent.parent.iterdir()):
+            if sibling == self.path.parent or not (sibling / self.path.name).is_file():
+                continue
+            try:
+                donor = json.loads((sibling / META_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+            if not _can_lend(donor, self.meta):
+                continue
+            found = []
+            for text, row in RowStore(sibling / self.path.name).rows.items():
+                if text in wanted and all(c in row for c in columns):
+                    found.append((text, {c: row[c] for c in columns}))
+                    wanted.discard(text)
+            if found:
+                log.info("%d rows taken from %s", len(found), sibling / self.path.name)
+                self.rows.update(found)
+                self._append(found)
+            if not wanted:
+                break
+        return [t for t in todo if t in wanted]
 
     def get(self, sentences: Sequence[str]) -> list[dict[str, float]]:
         return [self.rows[s] for s in sentences]

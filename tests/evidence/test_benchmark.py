@@ -273,3 +273,43 @@ def test_several_models_are_each_compared_with_the_first(dev, tmp_path):
     assert as_dict(run)["files"][0]["versus_first_model"]["worse"]["spearman"]["ci_high"] < 0
     (alone,) = run_benchmark([StubScorer()], paths, **kwargs)
     assert alone.files[0].versus_first_model == {} and "Each model minus" not in markdown(alone)
+
+
+class _Extracting:
+    """A scorer whose card names real extractors; its rows are made up, and counted."""
+
+    spacy_model = None
+
+    def __init__(self, features, lm_sha="a"):
+        columns = {"surface.v2": ["surface.v2/n_tokens"], "lm.v1": ["lm.v1/mean_logprob"]}
+        self.card = {
+            "features": features,
+            "feature_set_version": "+".join(features),
+            "feature_columns": [c for f in features for c in columns[f]],
+            "resources": {"lm_sha256": lm_sha, "unigrams_sha256": "u"},
+        }
+        self.n_rows = 0
+
+    def sentence_rows(self, sentences):
+        self.n_rows += len(sentences)
+        every = {"surface.v2/n_tokens": 1.0, "lm.v1/mean_logprob": -2.0}
+        return [{c: every[c] for c in self.card["feature_columns"]} for _ in sentences]
+
+
+def test_a_model_on_a_subset_of_extractors_takes_its_rows_from_a_cached_superset(tmp_path):
+    from scorer.evidence.benchmark_data import row_store
+
+    texts = ["One sentence.", "Another one here."]
+    both = _Extracting(["lm.v1", "surface.v2"])
+    row_store(both, tmp_path, "f", "0" * 12).fill(both, texts, progress=False)
+    assert both.n_rows == 2
+    surface = _Extracting(["surface.v2"])
+    store = row_store(surface, tmp_path, "f", "0" * 12)
+    store.fill(surface, texts, progress=False)
+    assert surface.n_rows == 0  # nothing parsed: every row came from the superset's store
+    assert store.get(texts) == [{"surface.v2/n_tokens": 1.0}] * 2
+    again = row_store(surface, tmp_path, "f", "0" * 12)  # and kept in its own store
+    assert again.get(texts) == store.get(texts)
+    other_lm = _Extracting(["lm.v1"], lm_sha="b")  # another LM: its rows are its own
+    row_store(other_lm, tmp_path, "f", "0" * 12).fill(other_lm, texts, progress=False)
+    assert other_lm.n_rows == 2
