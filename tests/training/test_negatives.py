@@ -73,22 +73,29 @@ def test_noise_replaces_words_by_symbols_and_ranks_below_word_salad():
     assert level("noise") < level("l=1") < level("swap") < level("real")
 
 
-def test_lowercase_share_lowers_every_kind_alike():
-    """`make_dataset(lowercase_share=...)` lower-cases about that share of the texts, drawn
-    across all kinds, so case says nothing about the level; the kinds and labels stay."""
-    from collections import Counter
-
+def _with_share(**share):
+    """A small dataset made twice, plainly and with one `make_dataset` share option; the
+    kinds of the texts the option changed."""
     from training.train import make_dataset
 
     rng = random.Random(5)
     words = ["The", "bank", "said", "Prices", "rose", "in", "London", "and", "Paris", "today"]
     corpus = [[w + " " for w in rng.sample(words, 7)] + ["."] for _ in range(400)]
     plain, labels, kinds = make_dataset(corpus, n_positive=200, error_kinds=(), seed=3)
-    lowered, labels2, kinds2 = make_dataset(
-        corpus, n_positive=200, error_kinds=(), seed=3, lowercase_share=0.5
+    changed_texts, labels2, kinds2 = make_dataset(
+        corpus, n_positive=200, error_kinds=(), seed=3, **share
     )
     assert (labels2, kinds2) == (labels, kinds)
-    changed = [k for a, b, k in zip(plain, lowered, kinds, strict=True) if a != b]
+    changed = [k for a, b, k in zip(plain, changed_texts, kinds, strict=True) if a != b]
+    return plain, changed_texts, kinds, changed
+
+
+def test_lowercase_share_lowers_every_kind_alike():
+    """`make_dataset(lowercase_share=...)` lower-cases about that share of the texts, drawn
+    across all kinds, so case says nothing about the level; the kinds and labels stay."""
+    from collections import Counter
+
+    plain, lowered, kinds, changed = _with_share(lowercase_share=0.5)
     assert all(b in (a, a.lower()) for a, b in zip(plain, lowered, strict=True))
     assert 0.4 < len(changed) / len(plain) < 0.6
     share = Counter(changed)
@@ -99,17 +106,7 @@ def test_lowercase_share_lowers_every_kind_alike():
 def test_bare_share_takes_the_final_punctuation_of_every_kind_alike():
     from collections import Counter
 
-    from training.train import make_dataset
-
-    rng = random.Random(5)
-    words = ["The", "bank", "said", "Prices", "rose", "in", "London", "and", "Paris", "today"]
-    corpus = [[w + " " for w in rng.sample(words, 7)] + ["."] for _ in range(400)]
-    plain, labels, kinds = make_dataset(corpus, n_positive=200, error_kinds=(), seed=3)
-    bare, labels2, kinds2 = make_dataset(
-        corpus, n_positive=200, error_kinds=(), seed=3, bare_share=0.5
-    )
-    assert (labels2, kinds2) == (labels, kinds)
-    changed = [k for a, b, k in zip(plain, bare, kinds, strict=True) if a != b]
+    plain, bare, kinds, changed = _with_share(bare_share=0.5)
     pairs = zip(plain, bare, strict=True)
     assert all(b == a or (a.startswith(b) and not b.endswith(".")) for a, b in pairs)
     assert 0.4 < len(changed) / len(plain) < 0.6
