@@ -9,6 +9,10 @@
   and torch are never called from two threads at once. Each request stops at its own deadline
   (FLUENCY_REQUEST_TIMEOUT, 20 s) with a 503, well before `timeout`; with gthread the worker's
   heartbeat runs in its main thread, so a long request no longer gets the worker killed.
+- Balancing (scorer/web/balance.py): a gthread worker accepts connections even while it scores,
+  and keeps them alive, so clients pile up on one worker while another idles. The workers share
+  their loads; a worker leaves a new connection to a less loaded one and closes a kept-alive
+  connection when it holds two requests more than the least loaded.
 - Model swap: SIGHUP to the master (or POST /v1/admin/reload, which sends it) runs `on_reload`:
   the master loads the requested bundle into the preloaded app (a failure is logged and the old
   model kept), then gunicorn forks new workers from it and retires the old ones gracefully.
@@ -23,7 +27,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 workers = int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 2))  # --workers wins
-worker_class = "gthread"
+worker_class = "scorer.web.balance.BalancedThreadWorker"  # gthread, balanced by load
 threads = 40  # 1 scoring + FLUENCY_MAX_QUEUE (32) waiting + 7 always free for cheap requests
 timeout = 60  # a worker silent this long is restarted; requests stop at 20 s (REQUEST_TIMEOUT)
 graceful_timeout = 30

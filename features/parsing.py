@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -172,6 +173,39 @@ def _add_confidence(nlp):
     return nlp
 
 
+def _matrix_ops():
+    """The thinc backend the pipeline's layers are built with (they keep it for good).
+
+    thinc multiplies matrices with the `blis` wheel by default. On a CPU with AVX-512 that wheel
+    ran spaCy's layer shapes at 41 GFLOPS against 125 for NumPy's OpenBLAS, one thread each, and
+    parsing (tok2vec, tagger, the parser's steps) took 40% less CPU with NumPy's (trees, tags
+    and labels identical on 2,000 Reuters sentences; docs/benchmarks.md, "Matrix library").
+    So the layers get thinc's NumPy ops without blis, and OpenBLAS gets one thread: the project
+    parallelises with processes (`--jobs`, gunicorn workers, Dask), and more threads per process
+    would only spin against them.
+
+    The price: OpenBLAS's kernels sum a row of a product in an order that depends on the row's
+    place in its block of rows, so a sentence's token vectors, and through them its move
+    log-probabilities and score, move in the last bits (about 1e-6 in a log-probability, 1e-7 in
+    a score) with the sentences that share its batch. blis does not; `FLUENCY_BLIS=1` keeps it,
+    for scores that are the same to the bit alone or in any batch. spaCy's own C parse loop
+    (`confidence=False`) calls blis directly either way."""
+    from contextlib import nullcontext
+
+    if blis_ops():
+        return nullcontext()
+    from thinc.api import use_ops
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    return use_ops("numpy", use_blis=False)
+
+
+def blis_ops() -> bool:
+    """Whether spaCy's layers keep thinc's blis matrix products (`FLUENCY_BLIS=1`)."""
+    return os.environ.get("FLUENCY_BLIS", "").strip().lower() in ("1", "true", "yes")
+
+
 def _candidates(model: str | Sequence[str] | None) -> tuple[str, ...]:
     if model is None:
         return DEFAULT_MODELS
@@ -189,7 +223,8 @@ def _load(names: tuple[str, ...]):
     tried = []
     for name in names:
         try:
-            nlp = spacy.load(name, exclude=list(_EXCLUDE))
+            with _matrix_ops():
+                nlp = spacy.load(name, exclude=list(_EXCLUDE))
         except OSError as exc:
             tried.append(f"{name}: {str(exc).splitlines()[0][:120]}")
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -72,6 +73,7 @@ def register(app: Flask) -> None:
             "bytes_in": request.content_length or 0,
             "bytes_out": resp.calculate_content_length(),
             "remote": request.remote_addr,
+            "pid": os.getpid(),  # which worker answered
         }
         if app.config["LOG_TEXT"]:
             try:

@@ -68,3 +68,59 @@ def test_conllu_skips_multiword_ranges_and_checks_heads():
     assert sent.tokens == ("do", "n't", "go") and sent.heads == (2, 2, 2)
     with pytest.raises(InputError, match="head"):
         parse_conllu("1\tgo\tgo\tVERB\t_\t_\t7\troot\t_\t_\n\n")
+
+
+_BATCH_CHECK = """
+import json, sys
+from features import parse
+from features.parsing import load_nlp
+texts = json.loads(sys.argv[1])
+ops = load_nlp().get_pipe("tok2vec").model.ops
+alone = [parse([t])[0] for t in texts]
+together = parse(texts)
+print(json.dumps({
+    "blis": bool(getattr(ops, "use_blis", True)),
+    "trees": all(a.heads == b.heads and a.deps == b.deps and a.tags == b.tags
+                 for a, b in zip(alone, together)),
+    "gap": max(abs(x - y) for a, b in zip(alone, together)
+               for x, y in zip(a.transition_logprobs, b.transition_logprobs, strict=True)),
+}))
+"""
+
+
+@pytest.mark.parametrize("blis", [False, True])
+def test_a_text_parses_the_same_alone_or_in_a_batch(blis):
+    """NumPy's OpenBLAS (the default) moves log-probabilities in their last bits with the batch;
+    blis (FLUENCY_BLIS=1) not at all. Trees, labels and tags never move."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    texts = [
+        "The company said it expected profits to rise in the second half of the year.",
+        "Shares of the bank fell sharply after the announcement on Tuesday.",
+        "rates the left unchanged bank central at meeting its",
+        "Oil prices rose for a third day as supplies tightened.",
+        "She told reporters that the talks had made good progress.",
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "FLUENCY_BLIS"}
+    if blis:
+        env["FLUENCY_BLIS"] = "1"
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", _BATCH_CHECK, json.dumps(texts)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["blis"] is blis
+    assert got["trees"]
+    if blis:
+        assert got["gap"] == 0.0
+    else:
+        assert got["gap"] < 1e-4

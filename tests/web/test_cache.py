@@ -54,7 +54,9 @@ def test_cache_mixes_hits_and_misses_in_input_order(models_dir):
     plain = load_scorer(models_dir / "tiny", models_dir=models_dir)
     texts = _texts(4)
     scorer.score(texts[::2])  # half of them cached, interleaved with new ones below
-    assert scorer.score(texts) == plain.score(texts)
+    # The cached half was parsed in another batch: equal to the last bits OpenBLAS leaves
+    # (features/parsing.py, `_matrix_ops`), far closer than any two of these texts' scores.
+    assert scorer.score(texts) == pytest.approx(plain.score(texts), rel=1e-6, abs=1e-6)
     assert scorer.cache.hits == len(texts[::2])
 
 
