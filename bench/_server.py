@@ -21,6 +21,7 @@ def start_gunicorn(
     model_path: str | None = None,
     models_dir: str | None = None,
     log: Path | None = None,
+    worker_class: str | None = None,
 ) -> tuple[subprocess.Popen, str]:
     """Start `gunicorn wsgi:app` with the project's config and wait until /readyz answers 200;
     returns the process and its base URL. Exits with gunicorn's reason when it cannot start."""
@@ -35,6 +36,8 @@ def start_gunicorn(
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(workers)]
     cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
+    if worker_class:
+        cmd += ["--worker-class", worker_class]
     out = log.open("w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -71,6 +71,7 @@ def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict
     `body`: a JSON object, or a function that makes one for each request."""
     latencies: list[float] = []
     errors: list[str] = []
+    per_client: list[float] = []  # each client's median, ms
     lock = threading.Lock()
     stop_at = time.monotonic() + seconds
 
@@ -93,6 +94,7 @@ def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict
         with lock:
             latencies.extend(mine)
             errors.extend(bad)
+            per_client.append(float(np.median(mine)) * 1000 if mine else float("nan"))
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     start = time.perf_counter()
@@ -110,6 +112,7 @@ def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict
         "p99": float(np.percentile(ms, 99)),
         "errors": len(errors),
         "error_kinds": sorted(set(errors)),
+        "client_p50": sorted(per_client),
     }
 
 
@@ -203,6 +206,12 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
                 f"{' '.join(r['error_kinds'])}",
                 flush=True,
             )
+    # An uneven spread of clients over workers shows here: with 4 clients on 2 workers, one
+    # client fast and three slow means three share one worker.
+    for clients in args.clients:
+        if 1 < clients <= 8:
+            each = " / ".join(f"{x:.1f}" for x in results["rerank", clients]["client_p50"])
+            print(f"rerank, {clients} clients, each client's p50 ms: {each}")
     for name in ("rerank", "rerank-repeat"):
         print(f"{name} relative to healthz:")
         for clients in args.clients:
@@ -234,13 +243,24 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--seconds", type=float, default=15.0, help="per level and endpoint")
+    ap.add_argument(
+        "--worker-class",
+        help="gunicorn worker class for the server started here (default: gunicorn.conf.py's "
+        "balanced gthread; `gthread` for gunicorn's own, to compare)",
+    )
     args = ap.parse_args(argv)
     if args.url:
         report(args.url.rstrip("/"), args, "?")
         return 0
-    proc, url = start_gunicorn(args.workers, model_path=args.model_path, models_dir=args.models_dir)
+    proc, url = start_gunicorn(
+        args.workers,
+        model_path=args.model_path,
+        models_dir=args.models_dir,
+        worker_class=args.worker_class,
+    )
+    workers = str(args.workers) + (f" ({args.worker_class})" if args.worker_class else "")
     try:
-        report(url, args, str(args.workers), master=proc.pid)
+        report(url, args, workers, master=proc.pid)
         print_memory(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)

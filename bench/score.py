@@ -2,12 +2,14 @@
 processes, loads included, on the same sentences in the same run.
 
 For each `--model`, `fluency score --jobs 1` on `--sentences` sentences (Reuters test sentences
-of 15-25 words when ../shared is there) and on one sentence (best of `--repeat`). Two
+of 15-25 words when ../shared is there) and on one sentence (best of `--repeat`). Three
 baselines, each run before and after the models (the machine's speed drifts; both runs are
 printed): spaCy as a user runs it, `spacy.load(model, exclude=["ner"])` and `nlp.pipe` over the
-same sentences (thinc imports PyTorch when it is installed, as here); and a bare parse, the
-same with PyTorch hidden and only tok2vec, tagger and parser (the floor under every parser
-feature). Ratios are to the mean of each baseline's two runs.
+same sentences (thinc imports PyTorch when it is installed, as here); a bare parse, the same
+with PyTorch hidden and only tok2vec, tagger and parser (the floor under every parser
+feature); and that bare parse with the matrix library the scorer gives spaCy's layers (NumPy's
+OpenBLAS, one thread, not thinc's blis: features/parsing.py). Ratios are to the mean of each
+baseline's two runs.
 
 Usage: python bench/score.py [--sentences 2000] [--model default --model fast ...] [--jobs 2]
 """
@@ -56,13 +58,25 @@ _SPACY = (
     "{hide}"
     "import spacy\n"
     "from features.parsing import DEFAULT_MODELS\n"
-    "for name in DEFAULT_MODELS:\n"
-    "    try:\n"
-    "        nlp = spacy.load(name, exclude={exclude!r})\n"
-    "        break\n"
-    "    except OSError:\n"
-    "        pass\n"
+    "{ops}"
+    "with ops:\n"
+    "    for name in DEFAULT_MODELS:\n"
+    "        try:\n"
+    "            nlp = spacy.load(name, exclude={exclude!r})\n"
+    "            break\n"
+    "        except OSError:\n"
+    "            pass\n"
     "docs = list(nlp.pipe(open({path!r}).read().splitlines()))\n"
+)
+
+
+_BLIS = "from contextlib import nullcontext\nops = nullcontext()\n"  # thinc's default: blis
+# The matrix library the scorer's spaCy layers use (features/parsing.py, `_matrix_ops`).
+_OPENBLAS = (
+    "from threadpoolctl import threadpool_limits\n"
+    "from thinc.api import use_ops\n"
+    "threadpool_limits(limits=1, user_api='blas')\n"
+    "ops = use_ops('numpy', use_blis=False)\n"
 )
 
 
@@ -85,14 +99,17 @@ def main() -> None:
         data.write_text("\n".join(texts) + "\n")
         one = Path(tmp) / "one.txt"
         one.write_text(texts[0] + "\n")
+        bare = ["ner", "lemmatizer", "attribute_ruler"]
+        no_torch = "sys.modules['torch'] = None\n"
         baselines = {
             "spaCy as installed (nlp.pipe, no NER)": _SPACY.format(
-                hide="", exclude=["ner"], path=str(data)
+                hide="", ops=_BLIS, exclude=["ner"], path=str(data)
             ),
             "bare parse (no PyTorch; tok2vec, tagger, parser)": _SPACY.format(
-                hide="sys.modules['torch'] = None\n",
-                exclude=["ner", "lemmatizer", "attribute_ruler"],
-                path=str(data),
+                hide=no_torch, ops=_BLIS, exclude=bare, path=str(data)
+            ),
+            "bare parse, NumPy's OpenBLAS, one thread": _SPACY.format(
+                hide=no_torch, ops=_OPENBLAS, exclude=bare, path=str(data)
             ),
         }
         base_cpu: dict[str, list[float]] = {k: [] for k in baselines}
@@ -119,12 +136,13 @@ def main() -> None:
         names = list(mean)
         print(
             f"{'what':58} {'CPU s':>7} {'wall s':>7} {'max RSS MiB':>11} "
-            f"{'CPU / installed':>15} {'CPU / bare':>10}"
+            f"{'CPU / installed':>15} {'CPU / bare':>10} {'CPU / bare OpenBLAS':>19}"
         )
         for name, cpu, wall, peak in rows:
             print(
                 f"{name:58} {cpu:7.2f} {wall:7.2f} {peak:11.0f} "
-                f"{cpu / mean[names[0]]:15.2f} {cpu / mean[names[1]]:10.2f}"
+                f"{cpu / mean[names[0]]:15.2f} {cpu / mean[names[1]]:10.2f} "
+                f"{cpu / mean[names[2]]:19.2f}"
             )
 
 

@@ -1,0 +1,99 @@
+"""Which matrix library spaCy's layers should use on this machine: thinc's blis or NumPy's BLAS.
+
+Prints, one thread each, the speed of a matrix product of the shapes spaCy's small English
+pipeline multiplies (tokens x 288 by 288 x 288: its tok2vec's maxout layers) with blis (thinc's
+default) and with NumPy's BLAS (what the scorer gives spaCy's layers unless FLUENCY_BLIS=1,
+features/parsing.py), and then the CPU time of parsing the same sentences with each, in a fresh
+process per library (the layers keep the library they were built with).
+
+    python bench/matrix.py [--sentences 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+_PARSE = """
+import json, sys, time
+from features.parsing import parse, load_nlp
+texts = json.load(open(sys.argv[1]))
+load_nlp()
+parse(texts[:50], lemmas=False)
+start = time.process_time()
+for i in range(0, len(texts), 20):
+    parse(texts[i:i + 20], lemmas=False)
+print(time.process_time() - start)
+"""
+
+
+def products(rows: int, repeat: int = 300) -> dict[str, float]:
+    """GFLOPS of (rows x 288) @ (288 x 288) in single precision, per library."""
+    import blis.py
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((rows, 288)).astype("float32")
+    b = rng.standard_normal((288, 288)).astype("float32")
+    out = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name, run in (("blis", lambda: blis.py.gemm(a, b)), ("numpy", lambda: a @ b)):
+            run()
+            start = time.perf_counter()
+            for _ in range(repeat):
+                run()
+            seconds = (time.perf_counter() - start) / repeat
+            out[name] = 2 * rows * 288 * 288 / seconds / 1e9
+    return out
+
+
+def main() -> None:
+    import json
+    import tempfile
+
+    from bench._data import sentences
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", type=int, default=2000)
+    args = ap.parse_args()
+    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+    print(f"{'rows':>6} {'blis GFLOPS':>12} {'NumPy GFLOPS':>13}")
+    for rows in (20, 200, 400):
+        speed = products(rows)
+        print(f"{rows:6d} {speed['blis']:12.1f} {speed['numpy']:13.1f}")
+    texts = sentences(args.sentences)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(texts, fh)
+    try:
+        seconds = {}
+        for name, blis in (("blis (FLUENCY_BLIS=1)", "1"), ("NumPy's BLAS (default)", "0")):
+            env = dict(os.environ, FLUENCY_BLIS=blis, OPENBLAS_NUM_THREADS="1")
+            done = subprocess.run(
+                [sys.executable, "-c", _PARSE, fh.name],
+                cwd=HERE.parent,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            seconds[name] = float(done.stdout.strip().splitlines()[-1])
+    finally:
+        os.unlink(fh.name)
+    first = next(iter(seconds.values()))
+    print(f"\nparse (tok2vec, tagger, parser with move probabilities), {len(texts)} sentences")
+    print(f"in batches of 20, after loading: {'library':24} {'CPU s':>6} {'ratio':>6}")
+    for name, cpu in seconds.items():
+        print(f"{'':33}{name:24} {cpu:6.2f} {cpu / first:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
