@@ -108,9 +108,8 @@ class BalancedThreadWorker(ThreadWorker):
     """gunicorn's gthread worker with the load rule of this module's docstring."""
 
     def __init__(self, *args, **kwargs):
-        self.load = 0
         self._load_lock = threading.Lock()
-        self._held: set[int] = set()  # the connections counted in `load`
+        self._held: set[int] = set()  # the connections this worker counts as its load
         self._from_accept = False
         self.slot = TABLE.claim()  # runs in the master, before the fork
         self._configured_keepalived = 0
@@ -169,36 +168,33 @@ class BalancedThreadWorker(ThreadWorker):
                 timeout = min(timeout, RECHECK_S)
         super().wait_for_and_dispatch_events(timeout)
 
-    def _count(self, sock) -> None:
-        with self._load_lock:  # the main thread and the request threads count
-            if id(sock) in self._held:
-                return
-            self._held.add(id(sock))
-            self.load += 1
-            TABLE.loads[self.slot] = self.load
+    @property
+    def load(self) -> int:
+        """The requests this worker holds."""
+        return len(self._held)
 
-    def _uncount(self, sock) -> None:
-        with self._load_lock:
-            if id(sock) not in self._held:
-                return
-            self._held.discard(id(sock))
-            self.load -= 1
+    def _count(self, sock, held: bool) -> None:
+        with self._load_lock:  # the main thread and the request threads count
+            if held:
+                self._held.add(id(sock))
+            else:
+                self._held.discard(id(sock))
             if self.alive:
-                TABLE.loads[self.slot] = self.load
+                TABLE.loads[self.slot] = len(self._held)
 
     def enqueue_req(self, conn):
         # A new connection counts from its accept, so that a burst of connections spreads
         # before any of them has sent a request. A kept-alive one counts only from the moment a
         # request reaches the application (`load_wsgi`): most often it wakes to be closed.
         if self._from_accept:
-            self._count(conn.sock)
+            self._count(conn.sock, True)
         super().enqueue_req(conn)
 
     def handle(self, conn):
         try:
             return super().handle(conn)
         finally:  # no response (a bad request line, a client gone): counted out here
-            self._uncount(conn.sock)
+            self._count(conn.sock, False)
 
     def load_wsgi(self):
         super().load_wsgi()
@@ -208,10 +204,10 @@ class BalancedThreadWorker(ThreadWorker):
         # writes it: a client must never find this worker still counting the request it has
         # already been answered for, or a worker that is really busy could look no busier.
         def counted(environ, start_response):
-            self._count(environ.get("gunicorn.socket"))
+            self._count(environ.get("gunicorn.socket"), True)
             try:
                 return app(environ, start_response)
             finally:
-                self._uncount(environ.get("gunicorn.socket"))
+                self._count(environ.get("gunicorn.socket"), False)
 
         self.wsgi = counted
