@@ -11,6 +11,12 @@ The regressor and its settings are chosen by leave-one-file-out cross-validation
 candidate is fitted on all files but one and scored by its Spearman on that one, so the choice
 rewards what carries over to a genre it has not seen. The chosen candidate is then fitted on
 every file and saved beside the GLEU stage (`calibration.joblib`, its hash in the card).
+
+For one genre of one's own (`folds`), each judgement file is cut into folds of whole inputs
+(groups), and the folds take the files' place: each candidate is fitted on all folds but one
+and scored on that one, inputs it has not seen from the genre it was fitted on. That is what a
+user with judgements of their own system's output can expect on its next outputs; it says
+nothing about other genres.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ __all__ = [
     "JudgedFile",
     "add_commands",
     "calibrate",
+    "input_folds",
     "is_failed_output",
     "judged_file",
     "leave_one_file_out",
@@ -135,6 +142,33 @@ def judged_file(
     )
 
 
+def input_folds(file: JudgedFile, k: int, *, seed: int = 0) -> list[JudgedFile]:
+    """`file` cut into `k` folds of whole inputs (its groups shuffled with `seed`, dealt in
+    turn), each named `NAME#i`; an output with no group of its own is an input by itself."""
+    if k < 2:
+        raise InputError(f"folds must be at least 2, got {k}")
+    inputs = sorted(set(file.groups))
+    if len(inputs) < k:
+        raise InputError(f"{file.name} has {len(inputs)} inputs, fewer than {k} folds")
+    order = np.random.default_rng(seed).permutation(len(inputs))
+    fold_of = {inputs[j]: i % k for i, j in enumerate(order)}
+    out = []
+    for fold in range(k):
+        keep = [i for i, g in enumerate(file.groups) if fold_of[g] == fold]
+        out.append(
+            JudgedFile(
+                name=f"{file.name}#{fold + 1}",
+                texts=[file.texts[i] for i in keep],
+                groups=[file.groups[i] for i in keep],
+                human=file.human[keep],
+                gleu=file.gleu[keep],
+                features=[file.features[i] for i in keep],
+                n_left_out=0,
+            )
+        )
+    return out
+
+
 def design(files: Sequence[JudgedFile], columns: Sequence[str]) -> np.ndarray:
     """The calibration inputs: the GLEU distance, then every feature column in `columns`."""
     blocks = []
@@ -184,11 +218,13 @@ def calibrate(
     candidates: Sequence[str] | None = None,
     command: str | None = None,
     load: tuple[str | None, Mapping[str, Any]] | None = None,
+    folds: int = 0,
 ) -> dict[str, Any]:
     """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
     bundle at `out`: the GLEU stage (`scorer`, loaded from the folder `source`) copied as it
     is, `calibration.joblib`, and the card with a `calibration` section (inputs, choice,
-    per-file held-out figures). Returns that section."""
+    per-file held-out figures). Returns that section. With `folds` (>= 2) the held-out units
+    are folds of each file's inputs instead of whole files (`input_folds`): one genre."""
     import joblib
     import sklearn
     from tqdm import tqdm
@@ -198,8 +234,11 @@ def calibrate(
 
     if scorer.calibration is not None:
         raise InputError("calibrate a GLEU model, not one that already has a calibration stage")
-    if len(judgements) < 2:
-        raise InputError("give at least two --judgements files: the choice is leave-one-file-out")
+    if len(judgements) < 2 and folds < 2:
+        raise InputError(
+            "give at least two --judgements files (the choice is leave-one-file-out), or "
+            "--folds K to hold out inputs of one file"
+        )
     pool = _candidates()
     chosen = list(candidates or pool)
     unknown = [c for c in chosen if c not in pool]
@@ -209,6 +248,9 @@ def calibrate(
         judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir, load=load)
         for p in tqdm(judgements, desc="judgement files", unit=" file")
     ]
+    judged = files
+    if folds:
+        files = [fold for f in judged for fold in input_folds(f, folds)]
     columns = list(scorer.card["feature_columns"])
     lofo = leave_one_file_out(files, columns, {c: pool[c] for c in chosen})
     mean = {c: float(np.mean([r["spearman"] for r in lofo[c].values()])) for c in chosen}
@@ -228,12 +270,18 @@ def calibrate(
         "target": f"{field}, z-normalised within each judgement file",
         "regressor": best,
         "sha256": sha256_file(out / CALIBRATION_FILE),
-        "selection": "leave-one-file-out mean Spearman",
+        "selection": (
+            f"leave-one-fold-out mean Spearman, {folds} folds of inputs per file"
+            if folds
+            else "leave-one-file-out mean Spearman"
+        ),
         "leave_one_file_out": lofo,
         "mean_spearman": mean,
-        "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in files},
+        "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in judged},
         "gleu_model": str(scorer.card.get("name")),
     }
+    if folds:
+        section["folds"] = {f.name: len(f.texts) for f in files}
     if command:
         section["command"] = command
     card = dict(scorer.card)
@@ -245,7 +293,8 @@ def calibrate(
 def _command(args: argparse.Namespace) -> str:
     files = " ".join(str(p) for p in args.judgements)
     model = f" --model {args.model}" if args.model else ""
-    return f"fluency calibrate{model} --judgements {files} --out {args.out}"
+    folds = f" --folds {args.folds}" if args.folds else ""
+    return f"fluency calibrate{model} --judgements {files}{folds} --out {args.out}"
 
 
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
@@ -264,6 +313,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         candidates=args.regressor or None,
         command=_command(args),
         load=(str(source), config),
+        folds=args.folds,
     )
     files = list(next(iter(section["leave_one_file_out"].values())))
     print("| regressor | " + " | ".join(files) + " | mean |")
@@ -295,4 +345,10 @@ def add_commands(sub) -> None:
         help="feature-row cache folder, shared with fluency benchmark ('' off)",
     )
     cal.add_argument("--regressor", action="append", default=[], help="candidates to try")
+    cal.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        help="one genre: hold out folds of each file's inputs instead of whole files (K >= 2)",
+    )
     cal.set_defaults(func=cmd_calibrate)

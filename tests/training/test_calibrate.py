@@ -7,11 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from scorer.errors import ModelLoadError
+from scorer.errors import InputError, ModelLoadError
 from training.calibrate import (
     JudgedFile,
     _candidates,
     calibrate,
+    input_folds,
     is_failed_output,
     leave_one_file_out,
 )
@@ -41,6 +42,37 @@ def test_a_held_out_file_is_never_seen_in_its_own_fit():
     out = leave_one_file_out(files, ["f"], ridge)["ridge(alpha=1)"]
     assert out["c"]["spearman"] < -0.9
     assert set(out) == {"a", "b", "c"}
+
+
+def test_input_folds_keep_each_input_whole_and_every_output_once():
+    f = _file("a", 1.0, n=31)  # groups of 3 outputs, the last of one
+    folds = input_folds(f, 3, seed=4)
+    assert [x.name for x in folds] == ["a#1", "a#2", "a#3"]
+    seen = sorted(t for x in folds for t in x.texts)
+    assert seen == sorted(f.texts)
+    owner = {g: x.name for x in folds for g in x.groups}
+    assert all(len({x.name for x in folds if g in x.groups}) == 1 for g in owner)
+    for x in folds:  # rows stay aligned with their texts
+        for t, h, row in zip(x.texts, x.human, x.features, strict=True):
+            i = f.texts.index(t)
+            assert h == f.human[i] and row == f.features[i]
+    assert [len(x.texts) for x in input_folds(f, 3, seed=4)] == [len(x.texts) for x in folds]
+    with pytest.raises(InputError):
+        input_folds(f, 1)
+    with pytest.raises(InputError):
+        input_folds(_file("b", 1.0, n=3), 2)  # one input cannot make two folds
+
+
+def test_folds_hold_out_inputs_of_one_genre():
+    # One file where people follow the feature, not GLEU: held out by folds of its own inputs,
+    # a regressor fitted on the other folds has learnt that and ranks the held-out fold well.
+    f = _file("own", 0.0, n=60, seed=5)
+    f = JudgedFile(
+        f.name, f.texts, f.groups, np.array([r["f"] for r in f.features]), f.gleu, f.features, 0
+    )
+    folds = input_folds(f, 2)
+    out = leave_one_file_out(folds, ["f"], {"ridge(alpha=1)": _candidates()["ridge(alpha=1)"]})
+    assert all(r["spearman"] > 0.9 for r in out["ridge(alpha=1)"].values())
 
 
 def test_targets_are_z_normalised_within_each_file():
@@ -112,6 +144,20 @@ def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
     )
     assert section["regressor"] == "ridge(alpha=10)"
     assert section["files"]["one"] == {"n": 6, "n_left_out": 2}
+    # One file, its inputs held out in folds: the same bundle, the choice made within a genre.
+    one = calibrate(
+        default_scorer,
+        default_scorer_path(),
+        [tmp_path / "one.jsonl"],
+        models / "cal-one",
+        candidates=["ridge(alpha=10)"],
+        folds=2,
+    )
+    assert one["selection"].startswith("leave-one-fold-out")
+    assert set(one["leave_one_file_out"]["ridge(alpha=10)"]) == {"one#1", "one#2"}
+    assert sum(one["folds"].values()) == 6
+    with pytest.raises(InputError, match="--folds"):
+        calibrate(default_scorer, default_scorer_path(), [tmp_path / "one.jsonl"], models / "x")
     card = json.loads((models / "cal" / "card.json").read_text())
     assert card["calibration"]["sha256"] == sha256_file(models / "cal" / CALIBRATION_FILE)
     assert card["model_sha256"] == sha256_file(models / "cal" / MODEL_FILE)
