@@ -121,3 +121,37 @@ def test_the_worker_relies_on_gunicorn_hooks_that_exist():
     ):
         assert callable(getattr(ThreadWorker, name)), name
         assert name in BalancedThreadWorker.__dict__, name
+
+
+def test_a_worker_two_requests_above_the_least_loaded_closes_kept_alive_connections():
+    import logging
+
+    from gunicorn.config import Config
+
+    from scorer.web.balance import SPREAD, TABLE
+
+    worker = BalancedThreadWorker(1, os.getpid(), [], None, 30, Config(), logging.getLogger())
+    other = TABLE.claim()
+    try:
+        TABLE.enter(worker.slot, os.getpid())
+        TABLE.enter(other, os.getppid())  # a live process: the other worker, idle
+        configured = worker.max_keepalived
+        assert configured > 0 and worker._should_accept()
+        held = [object() for _ in range(SPREAD)]
+        worker._count(held[0], True)
+        assert worker.load == 1 and TABLE.loads[worker.slot] == 1
+        assert not worker._should_accept()  # the idle one takes new connections
+        assert worker.max_keepalived == configured  # one more than the least: keep alive
+        worker._count(held[1], True)
+        assert worker.max_keepalived == 0  # two more: the response closes the connection
+        worker._count(held[1], True)  # counting a connection twice counts it once
+        assert worker.load == 2
+        TABLE.loads[other] = 1
+        assert worker.max_keepalived == configured and not worker._should_accept()
+        for h in held:
+            worker._count(h, False)
+        assert worker.load == 0 and worker._should_accept()
+    finally:
+        TABLE.leave(worker.slot)
+        TABLE.leave(other)
+        worker.tmp.close()
