@@ -1,0 +1,356 @@
+"""The component schemas of the OpenAPI document (scorer/web/openapi.py): request and response
+bodies, with the limits of the configuration they are built from.
+
+OpenAPI 3.1 schemas are JSON Schema 2020-12; tests/web/test_openapi.py validates every answer
+of the service against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from features.accuracy import METRICS
+from scorer.explain import KINDS
+from scorer.limits import REFUSED_CHARS, blank_chars
+
+__all__ = ["ref", "schemas", "text_pattern"]
+
+_REF = "#/components/schemas/"
+
+FLUENCY = (
+    "larger is more fluent: with a calibrated model (its card has a `calibration` section), "
+    "the human-scale score, in standard deviations above the average judged output of the "
+    "development judgements; otherwise the same as `gleu`"
+)
+GLEU = "the GLEU stage's SVM signed distance (Mutton et al. 2007); > 0: the side of real text"
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF + name}
+
+
+def _char_class(chars: str) -> str:
+    """The inside of a regex character class holding `chars`: ranges of \\uXXXX escapes (the
+    few characters above U+FFFF as themselves)."""
+    points, out, i = sorted(map(ord, chars)), [], 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        a, b = points[i], points[j]
+        esc = lambda c: f"\\u{c:04x}" if c <= 0xFFFF else chr(c)  # noqa: E731
+        out.append(esc(a) if a == b else f"{esc(a)}-{esc(b)}")
+        i = j + 1
+    return "".join(out)
+
+
+def text_pattern() -> str:
+    """What `scorer.limits.Limits.texts` accepts in one text, as a JSON Schema pattern: no
+    control character but tab, LF, CR, and at least one character that is neither whitespace
+    nor an invisible format character (Unicode Cf). Lone surrogates (a JSON escape such as
+    \\ud800 without its pair) are refused too, but are not code points a pattern can name."""
+    refused = _char_class("".join(c for c in REFUSED_CHARS if not 0xD800 <= ord(c) <= 0xDFFF))
+    return f"^[^{refused}]*[^{refused}{_char_class(blank_chars())}][^{refused}]*$"
+
+
+def _texts(description: str, max_items: int, max_chars: int) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": max_items,
+        "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": max_chars,
+            "pattern": text_pattern(),
+        },
+        "description": description,
+    }
+
+
+def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    number_or_null = {"type": ["number", "null"]}
+    return {
+        "Problem": {
+            "type": "object",
+            "required": ["type", "title", "status", "detail", "instance", "request_id"],
+            "properties": {
+                "type": {"type": "string", "pattern": "^/problems/[a-z-]+$"},
+                "title": {"type": "string"},
+                "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                "detail": {"type": "string", "minLength": 1},
+                "instance": {"type": "string"},
+                "request_id": {"type": "string"},
+                "limit": {"type": "string", "description": "too-costly: the setting refused"},
+                "limit_value": {"type": "integer", "description": "too-costly: its value"},
+            },
+        },
+        "ScoreRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["sentences"],
+            "properties": {
+                "sentences": _texts("Texts to score", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "features": {"type": "boolean", "default": False},
+            },
+        },
+        "ScoreResponse": {
+            "type": "object",
+            "required": ["model", "scores"],
+            "properties": {
+                "model": {"type": "string"},
+                "scores": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "fluency", "gleu"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "index": {"type": "integer", "minimum": 0},
+                            "fluency": {"type": "number", "description": FLUENCY},
+                            "gleu": {"type": "number", "description": GLEU},
+                            "features": {
+                                "type": "object",
+                                "additionalProperties": {"type": "number"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        "RerankRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["candidates"],
+            "properties": {
+                "candidates": _texts("Alternatives", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "references": _texts(
+                    "References shared by all candidates", cfg["MAX_REFERENCES"], cfg["MAX_CHARS"]
+                ),
+                "weights": {
+                    "type": "object",
+                    "propertyNames": {"enum": ["fluency", *METRICS]},
+                    "additionalProperties": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 1.7976931348623157e308,
+                    },
+                    "anyOf": [
+                        {"required": [name], "properties": {name: {"exclusiveMinimum": 0}}}
+                        for name in ("fluency", *METRICS)
+                    ],
+                    "description": "Finite, >= 0, at least one > 0; normalised to sum to 1. "
+                    "Without references only `fluency` may be named",
+                },
+                "top_k": {"type": "integer", "minimum": 1},
+            },
+            "anyOf": [  # accuracy weights need references
+                {"required": ["references"]},
+                {"properties": {"weights": {"propertyNames": {"const": "fluency"}}}},
+            ],
+        },
+        "RerankResponse": {
+            "type": "object",
+            "required": ["model", "weights", "ranked"],
+            "properties": {
+                "model": {"type": "string"},
+                "weights": {
+                    "type": "object",
+                    "description": "Weights used, normalised to sum to 1",
+                    "additionalProperties": {"type": "number"},
+                },
+                "ranked": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "text", "combined", "fluency", "gleu"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "index": {"type": "integer", "minimum": 0},
+                            "text": {"type": "string"},
+                            "combined": {"type": "number"},
+                            "fluency": {"type": "number", "description": FLUENCY},
+                            "gleu": {"type": "number", "description": GLEU},
+                            "accuracy": {
+                                "type": "object",
+                                "required": list(METRICS),
+                                "additionalProperties": number_or_null,
+                            },
+                        },
+                    },
+                },
+            },
+        },
+        "AccuracyRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["hypotheses", "references"],
+            "description": "references must hold exactly one list per hypothesis (422 "
+            "otherwise: JSON Schema cannot compare the lengths of two arrays)",
+            "properties": {
+                "hypotheses": _texts("Generated texts", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "references": {
+                    "type": "array",
+                    "description": "One list of references per hypothesis, as many as hypotheses",
+                    "minItems": 1,
+                    "maxItems": cfg["MAX_BATCH"],
+                    "items": _texts(
+                        "References of one hypothesis", cfg["MAX_REFERENCES"], cfg["MAX_CHARS"]
+                    ),
+                },
+            },
+        },
+        "AccuracyResponse": {
+            "type": "object",
+            "required": ["rows", "corpus", "signatures"],
+            "properties": {
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["index", "hyp_len", *METRICS],
+                        "additionalProperties": number_or_null,
+                    },
+                },
+                "corpus": {
+                    "type": "object",
+                    "required": ["n_segments", "bleu", "chrf", "nist", "dependency_f"],
+                    "additionalProperties": number_or_null,
+                },
+                "signatures": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "ModelSummary": {
+            "type": "object",
+            "required": ["name", "path", "model_sha256", "features", "loaded_at"],
+            "properties": {
+                "name": {"type": "string"},
+                "path": {"type": "string"},
+                "model_sha256": {"type": ["string", "null"]},
+                "features": {"type": "array", "items": {"type": "string"}},
+                "placeholders": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Slot placeholders read as a name before scoring "
+                    "(FLUENCY_PLACEHOLDERS)",
+                },
+                "loaded_at": {"type": "string"},
+            },
+        },
+        "ModelResponse": {
+            "type": "object",
+            "required": ["serving", "card"],
+            "properties": {"serving": ref("ModelSummary"), "card": {"type": "object"}},
+        },
+        "ReloadRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "model": {
+                    "type": "string",
+                    "description": "Bundle name or path under MODELS_DIR; default: the one served",
+                }
+            },
+        },
+        "ReloadResponse": {
+            "type": "object",
+            "required": ["serving", "previous", "scope"],
+            "properties": {
+                "serving": ref("ModelSummary"),
+                "previous": {"oneOf": [ref("ModelSummary"), {"type": "null"}]},
+                "scope": {"enum": ["process", "all-workers"]},
+            },
+        },
+        "ExplainRequest": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["sentences"],
+            "properties": {
+                "sentences": _texts("Texts to explain", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
+                "top": {"type": "integer", "minimum": 1, "default": 10},
+                "locate_nulls": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "mark which words Link Grammar skips where it skips several",
+                },
+            },
+        },
+        "ExplainResponse": _explain_response(),
+        "Health": {
+            "type": "object",
+            "required": ["status"],
+            "properties": {"status": {"const": "ok"}},
+        },
+        "Ready": {
+            "type": "object",
+            "required": ["status", "model"],
+            "properties": {"status": {"const": "ready"}, "model": {"type": "string"}},
+        },
+    }
+
+
+def _explain_response() -> dict[str, Any]:
+    number = {"type": "number"}
+    span = {
+        "type": "object",
+        "required": ["start", "end", "kind", "detail"],
+        "properties": {
+            "start": {"type": "integer", "minimum": 0, "description": "code points, inclusive"},
+            "end": {"type": "integer", "minimum": 0, "description": "code points, exclusive"},
+            "kind": {"enum": sorted(KINDS)},
+            "detail": {"type": "string"},
+        },
+    }
+    feature = {
+        "type": "object",
+        "required": ["feature", "value", "typical", "contribution"],
+        "properties": {
+            "feature": {"type": "string"},
+            "value": number,
+            "typical": number,
+            "contribution": number,
+        },
+    }
+    contributions = {
+        "type": "object",
+        "required": ["method", "exact", "intercept", "features", "rest", "residual"],
+        "description": "gleu = intercept + sum of features' contributions + rest + residual",
+        "properties": {
+            "method": {"enum": ["linear", "occlusion"]},
+            "exact": {"type": "boolean"},
+            "intercept": number,
+            "features": {"type": "array", "items": feature},
+            "rest": number,
+            "residual": number,
+        },
+    }
+    item = {
+        "type": "object",
+        "required": ["index", "fluency", "spans", "contributions"],
+        "properties": {
+            "index": {"type": "integer", "minimum": 0},
+            "fluency": {"type": "number", "description": "as /v1/score gives it"},
+            "gleu": {
+                "type": "number",
+                "description": "the SVM's distance, which the contributions add up to (the "
+                "fluency too, unless the bundle has a calibration stage)",
+            },
+            "spans": {"type": "array", "items": span},
+            "contributions": contributions,
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["model", "lm_threshold", "typical", "explanations"],
+        "properties": {
+            "model": {"type": "string"},
+            "lm_threshold": {
+                "type": "object",
+                "required": ["value", "of"],
+                "properties": {"value": number, "of": {"type": "string"}},
+            },
+            "typical": {"type": "string"},
+            "explanations": {"type": "array", "items": item},
+        },
+    }
