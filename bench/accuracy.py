@@ -1,34 +1,26 @@
 """Hypothesis-reference pairs per second for every accuracy metric together, parsing included.
 
 Baseline in the same run: sacrebleu's BLEU alone (sentence BLEU for every pair, then corpus BLEU).
-Usage: python bench/accuracy.py [--pairs 2000] [--jobs 2]
+Usage: python -m bench.accuracy [--pairs 2000] [--jobs 2]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 import time
-from pathlib import Path
-
-# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
-# the path, import helpers as `bench._data`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
 
 import sacrebleu
 
+from bench._args import add_jobs, parser
 from bench._data import perturb, sentences
 from features.accuracy import score_accuracy
 from features.parsing import load_nlp
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = parser(__doc__)
     ap.add_argument("--pairs", type=int, default=2000)
-    ap.add_argument("--jobs", type=int, default=2, help="spaCy processes")
+    add_jobs(ap, 2, help="spaCy processes")
     args = ap.parse_args()
     rng = random.Random(12345)
     refs = sentences(args.pairs)

@@ -16,37 +16,28 @@ no worker killed (counted in gunicorn's log when the server is started here). `-
 gives the baseline of the same machine at the same time. Each stream's clients run in a process
 of their own.
 
-    python bench/attack.py --model-path models/default          # starts gunicorn, 2 workers
-    python bench/attack.py --url http://127.0.0.1:8000           # a running server
+    python -m bench.attack --model-path models/default          # starts gunicorn, 2 workers
+    python -m bench.attack --url http://127.0.0.1:8000           # a running server
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# As in bench/http.py: this folder first on sys.path would shadow the standard library's http.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    del sys.path[0]
-
-import argparse
 import json
 import multiprocessing
 import random
-import signal
 import string
+import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
-import numpy as np
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._data import sentences
-from bench._server import start_gunicorn
+from bench._args import add_seconds, parser
+from bench._data import nbest, sentences
+from bench._server import add_server_args, serve, server_options
+from bench._timing import in_threads, latency_ms
 
 HEALTH_EVERY = 0.02  # seconds between two /healthz probes
 TARGETS = {"attack_max_s": 10.0, "healthz_p99_ms": 100.0, "rerank_p99_ms": 1000.0}
@@ -82,12 +73,9 @@ class Stream:
             self.not_problem += 0 if problem_ok else 1
 
     def row(self) -> dict:
-        ms = np.array(self.seconds) * 1000 if self.seconds else np.array([np.nan])
         return {
             "n": len(self.seconds),
-            "p50": float(np.percentile(ms, 50)),
-            "p99": float(np.percentile(ms, 99)),
-            "max": float(ms.max()),
+            **latency_ms(self.seconds, (50, 99)),
             "statuses": ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())),
         }
 
@@ -118,11 +106,7 @@ def _attackers(url: str, stop_at: float, n: int, shape: str) -> Stream:
                 headers={"Content-Type": "application/json"}, timeout=70,
             )  # fmt: skip
 
-    threads = [threading.Thread(target=attacker) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(attacker, n)
     return stream
 
 
@@ -139,9 +123,7 @@ def _reranker(url: str, stop_at: float) -> Stream:
     normal = sentences(500, seed=3)
     while time.monotonic() < stop_at:
         k += 1
-        base = normal[k % len(normal)]
-        words, rng = base.split(), random.Random(k)
-        cands = [base] + [" ".join(rng.sample(words, len(words))) for _ in range(9)]
+        cands = nbest(normal[k % len(normal)], 10, seed=k)
         _timed(session, stream, "POST", url + "/v1/rerank", json={"candidates": cands}, timeout=70)
     return stream
 
@@ -206,30 +188,18 @@ def report(streams: dict[str, Stream], killed: int | None, seconds: float, attac
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--url", help="a running server; default: start gunicorn here")
-    ap.add_argument("--model-path", help="FLUENCY_MODEL_PATH for the server started here")
-    ap.add_argument("--models-dir", help="FLUENCY_MODELS_DIR for the server started here")
-    ap.add_argument("--workers", type=int, default=2)
+    ap = parser(__doc__)
+    add_server_args(ap)
     ap.add_argument("--attackers", type=int, default=4)
-    ap.add_argument("--seconds", type=float, default=30.0)
+    add_seconds(ap, 30.0)
     ap.add_argument("--shape", choices=("rerank", "accuracy"), default="rerank")
     args = ap.parse_args(argv)
-    proc, killed = None, None
+    killed = None
     log = Path(tempfile.mkstemp(prefix="attack-gunicorn-", suffix=".log")[1])
-    if args.url:
-        url = args.url.rstrip("/")
-    else:
-        proc, url = start_gunicorn(
-            args.workers, model_path=args.model_path, models_dir=args.models_dir, log=log
-        )
-    try:
-        streams = run(url, args.seconds, args.attackers, args.shape)
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
-            killed = sum("WORKER TIMEOUT" in line for line in log.read_text().splitlines())
+    with serve(**server_options(args), log=log, stop_timeout=60) as server:
+        streams = run(server.url, args.seconds, args.attackers, args.shape)
+    if server.proc is not None:
+        killed = sum("WORKER TIMEOUT" in line for line in log.read_text().splitlines())
     ok = report(streams, killed, args.seconds, args.attackers)
     return 0 if ok else 1
 

@@ -1,6 +1,6 @@
 """What explaining costs against scoring: n-best lists of 10 candidates of ~20 words.
 
-Each round makes a fresh list (a real sentence and 9 shuffles of it, as bench/http.py sends),
+Each round makes a fresh list (a real sentence and 9 shuffles of it, as bench/load.py sends),
 then times `FluencyScorer.score_texts`, `explain_texts` and `explain_texts(locate_nulls=True)`
 on that same list, in an order that rotates from round to round. Nothing is kept between the
 calls (the feature cache is off; spaCy, Link Grammar and benepar keep no parse), so each parses
@@ -9,44 +9,28 @@ time per list of each, wall clock and this process's CPU time, and their ratios 
 machine others are using, the CPU time is the fair comparison: the wall clock then measures
 the neighbours as much as the work.
 
-Usage: python bench/explain.py [--rounds 20] [--candidates 10] [--model models/default]
+Usage: python -m bench.explain [--rounds 20] [--candidates 10] [--model models/default]
 """
 
 from __future__ import annotations
 
-import argparse
-import random
 import statistics
 import sys
 import time
-from pathlib import Path
 
-# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
-# the path, import helpers as `bench._data`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
-
-from bench._data import sentences
+from bench._args import add_model, parser
+from bench._data import nbest, sentences
 from features.resources import one_thread_per_process
 from scorer.explain import explain_texts
 from scorer.scoring import load_scorer
 
 
-def nbest(base: str, n: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    words, out = base.split(), [base]
-    while len(out) < n:
-        out.append(" ".join(rng.sample(words, len(words))))
-    return out
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="models/default")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--candidates", type=int, default=10)
-    args = parser.parse_args(argv)
+    ap = parser(__doc__)
+    add_model(ap, "models/default")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--candidates", type=int, default=10)
+    args = ap.parse_args(argv)
 
     one_thread_per_process()
     scorer = load_scorer(args.model, cache_size=0)

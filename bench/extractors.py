@@ -11,22 +11,18 @@ shuffled and (b) the same sentence with one adjacent swap; 0.5 is chance, below 
 feature is lower for real text. Paired: the share of sentences whose feature beats its own
 variant's (ties half).
 
-Usage: python bench/extractors.py [--sentences 1000] [--jobs 2] [--auc] [--batch 32 128]
+Usage: python -m bench.extractors [--sentences 1000] [--jobs 2] [--auc] [--batch 32 128]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from bench._args import add_jobs, add_sentences, parser
 from bench._data import sentences
 from features.extract import extract
 from features.parsing import load_nlp, parse
@@ -120,9 +116,9 @@ def auc(texts: list[str], jobs: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--sentences", type=int, default=1000)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap = parser(__doc__)
+    add_sentences(ap, 1000)
+    add_jobs(ap, 2)
     ap.add_argument("--auc", action="store_true", help="also each feature's AUC")
     ap.add_argument(
         "--batch",

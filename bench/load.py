@@ -10,8 +10,8 @@ baseline: the cost of HTTP, gunicorn and Flask alone. The ratio says what scorin
 of scoring new text. `rerank-repeat` sends one list over and over: every candidate is then in
 the cache (FLUENCY_FEATURE_CACHE), the cost of a reranker that sees the same candidates again.
 
-    python bench/http.py --model-path models/default           # starts gunicorn, 2 workers
-    python bench/http.py --url http://127.0.0.1:8000            # an already running server
+    python -m bench.load --model-path models/default           # starts gunicorn, 2 workers
+    python -m bench.load --url http://127.0.0.1:8000            # an already running server
 
 Targets (2 cores, 2 workers, fresh lists): the default model p50 <= 50 ms at 1 client, p50 <=
 100 ms and p99 <= 250 ms at 4 clients, no errors at 16; the fast model p50 <= 40 ms at 4
@@ -22,48 +22,17 @@ the workers fork from a preloaded master, so what they still share is what PSS l
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# Run as `python bench/http.py`, this file's folder comes first on sys.path and its name would
-# shadow the standard library's `http` package that requests needs: take the folder off.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    del sys.path[0]
-
-import argparse
 import os
-import random
-import signal
 import threading
 import time
 
 import numpy as np
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench._data import sentences
-from bench._server import start_gunicorn
-
-
-class FreshLists:
-    """A new n-best list for every call: a real sentence and `n - 1` shuffles of it."""
-
-    def __init__(self, n: int = 10, pool: int = 3000):
-        self.n, self.pool, self.count = n, sentences(pool, seed=2), 0
-        self.lock = threading.Lock()
-
-    def __call__(self) -> dict:
-        with self.lock:
-            self.count += 1
-            k = self.count
-        base = self.pool[k % len(self.pool)]
-        rng = random.Random(k)
-        words, out = base.split(), [base]
-        while len(out) < self.n:
-            out.append(" ".join(rng.sample(words, len(words))))
-        return {"candidates": out}
+from bench._args import add_seconds, parser
+from bench._data import FreshLists
+from bench._server import add_server_args, serve, server_options
+from bench._timing import in_threads, latency_ms
 
 
 def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict:
@@ -96,20 +65,11 @@ def run_level(url: str, method: str, body, clients: int, seconds: float) -> dict
             errors.extend(bad)
             per_client.append(float(np.median(mine)) * 1000 if mine else float("nan"))
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - start
-    ms = np.array(latencies) * 1000 if latencies else np.array([float("nan")])
+    elapsed = in_threads(client, clients)
     return {
         "requests": len(latencies),
         "rps": len(latencies) / elapsed,
-        "p50": float(np.percentile(ms, 50)),
-        "p95": float(np.percentile(ms, 95)),
-        "p99": float(np.percentile(ms, 99)),
+        **latency_ms(latencies, (50, 95, 99)),
         "errors": len(errors),
         "error_kinds": sorted(set(errors)),
         "client_p50": sorted(per_client),
@@ -236,35 +196,23 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--url", help="a running server; default: start gunicorn here")
-    ap.add_argument("--model-path", help="FLUENCY_MODEL_PATH for the server started here")
-    ap.add_argument("--models-dir", help="FLUENCY_MODELS_DIR for the server started here")
-    ap.add_argument("--workers", type=int, default=2)
+    ap = parser(__doc__)
+    add_server_args(ap)
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
-    ap.add_argument("--seconds", type=float, default=15.0, help="per level and endpoint")
+    add_seconds(ap, 15.0, help="per level and endpoint")
     ap.add_argument(
         "--worker-class",
         help="gunicorn worker class for the server started here (default: gunicorn.conf.py's "
         "balanced gthread; `gthread` for gunicorn's own, to compare)",
     )
     args = ap.parse_args(argv)
-    if args.url:
-        report(args.url.rstrip("/"), args, "?")
-        return 0
-    proc, url = start_gunicorn(
-        args.workers,
-        model_path=args.model_path,
-        models_dir=args.models_dir,
-        worker_class=args.worker_class,
-    )
-    workers = str(args.workers) + (f" ({args.worker_class})" if args.worker_class else "")
-    try:
-        report(url, args, workers, master=proc.pid)
-        print_memory(proc.pid)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+    with serve(**server_options(args), worker_class=args.worker_class) as server:
+        if server.pid is None:
+            report(server.url, args, "?")
+            return 0
+        workers = str(args.workers) + (f" ({args.worker_class})" if args.worker_class else "")
+        report(server.url, args, workers, master=server.pid)
+        print_memory(server.pid)
     return 0
 
 

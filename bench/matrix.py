@@ -6,21 +6,19 @@ default) and with NumPy's BLAS (what the scorer gives spaCy's layers unless FLUE
 features/parsing.py), and then the CPU time of parsing the same sentences with each, in a fresh
 process per library (the layers keep the library they were built with).
 
-    python bench/matrix.py [--sentences 2000]
+    python -m bench.matrix [--sentences 2000]
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
-import subprocess
-import sys
+import tempfile
 import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+from bench._args import add_sentences, parser
+from bench._data import sentences
+from bench._timing import figure_from_process, machine
 
 _PARSE = """
 import json, sys, time
@@ -57,15 +55,10 @@ def products(rows: int, repeat: int = 300) -> dict[str, float]:
 
 
 def main() -> None:
-    import json
-    import tempfile
-
-    from bench._data import sentences
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sentences", type=int, default=2000)
+    ap = parser(__doc__)
+    add_sentences(ap, 2000)
     args = ap.parse_args()
-    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+    print(machine())
     print(f"{'rows':>6} {'blis GFLOPS':>12} {'NumPy GFLOPS':>13}")
     for rows in (20, 200, 400):
         speed = products(rows)
@@ -76,16 +69,8 @@ def main() -> None:
     try:
         seconds = {}
         for name, blis in (("blis (FLUENCY_BLIS=1)", "1"), ("NumPy's BLAS (default)", "0")):
-            env = dict(os.environ, FLUENCY_BLIS=blis, OPENBLAS_NUM_THREADS="1")
-            done = subprocess.run(
-                [sys.executable, "-c", _PARSE, fh.name],
-                cwd=HERE.parent,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            seconds[name] = float(done.stdout.strip().splitlines()[-1])
+            env = {"FLUENCY_BLIS": blis, "OPENBLAS_NUM_THREADS": "1"}
+            seconds[name] = figure_from_process(_PARSE, fh.name, env=env)
     finally:
         os.unlink(fh.name)
     first = next(iter(seconds.values()))

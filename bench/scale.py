@@ -11,12 +11,11 @@ the four R times, interleaved, and keeps each one's best (the least disturbed by
 Sentences per CPU-second (the CPU time of the Dask workers; of the command and its `--jobs`
 processes, start-up subtracted) say what a worker costs whatever the neighbours are doing.
 
-Usage: python bench/scale.py [--sentences 2000] [--workers 2] [--chunk 512] [--repeat 1]
+Usage: python -m bench.scale [--sentences 2000] [--workers 2] [--chunk 512] [--repeat 1]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -25,13 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-# bench/ holds features.py and http.py, whose names would hide the project's `features` package
-# and the standard library's `http`: take bench/ off the path, import helpers as `bench._data`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
-
+from bench._args import add_model, add_sentences, parser
 from bench._data import sentences
 
 
@@ -128,11 +121,11 @@ class Dask:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--sentences", type=int, default=2000)
+    ap = parser(__doc__)
+    add_sentences(ap, 2000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=512)
-    ap.add_argument("--model", default="default")
+    add_model(ap, "default")
     ap.add_argument("--repeat", type=int, default=1, help="rounds, each running all four")
     args = ap.parse_args()
     texts = sentences(args.sentences)

@@ -11,12 +11,11 @@ feature); and that bare parse with the matrix library the scorer gives spaCy's l
 OpenBLAS, one thread, not thinc's blis: features/parsing.py). Ratios are to the mean of each
 baseline's two runs.
 
-Usage: python bench/score.py [--sentences 2000] [--model default --model fast ...] [--jobs 2]
+Usage: python -m bench.score [--sentences 2000] [--model default --model fast ...] [--jobs 2]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -24,14 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
-# the path, import helpers as `bench._data`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
-
+from bench._args import add_jobs, add_models, add_sentences, parser
 from bench._data import sentences
+from bench._timing import machine
+
+MODELS = ["default", "fast", "full"]
 
 
 def _run(argv: list[str], stdin_path: Path | None = None) -> tuple[float, float, float, str]:
@@ -81,18 +77,18 @@ _OPENBLAS = (
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sentences", type=int, default=2000)
-    ap.add_argument("--model", action="append", help="repeat; default: default, fast, full")
-    ap.add_argument("--jobs", type=int, default=1, help="also time --jobs N (N > 1)")
+    ap = parser(__doc__)
+    add_sentences(ap, 2000)
+    add_models(ap, MODELS)
+    add_jobs(ap, 1, help="also time --jobs N (N > 1)")
     ap.add_argument("--repeat", type=int, default=3, help="one-sentence runs per model")
     args = ap.parse_args()
-    models = args.model or ["default", "fast", "full"]
+    models = args.model or MODELS
     texts = sentences(args.sentences)
     python = sys.executable
     print(
         f"{len(texts)} sentences, mean {sum(len(t.split()) for t in texts) / len(texts):.1f} "
-        f"words; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
+        f"words; {machine()}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "in.txt"

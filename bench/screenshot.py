@@ -5,26 +5,18 @@ headless Chromium (Debian's `chromium` and `chromedriver`: `make system-deps`), 
 candidates against a reference, selects the second and focuses its first mark so a reason
 shows, and saves the whole page.
 
-Usage: python bench/screenshot.py [--out docs/page.png] [--url http://127.0.0.1:8000]
+Usage: python -m bench.screenshot [--out docs/page.png] [--url http://127.0.0.1:8000]
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
-import signal
 import sys
 from pathlib import Path
 
-# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
-# the path, import helpers as `bench.<name>`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+from bench._args import parser
+from bench._server import ROOT, serve
 
-from bench.http import start_gunicorn
-
-ROOT = HERE.parent
 REFERENCE = "The company said profits rose in the first quarter."
 CANDIDATES = [
     "The company said profits rose the in first quarter.",
@@ -34,33 +26,34 @@ CANDIDATES = [
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "docs" / "page.png"))
-    parser.add_argument("--url", help="a running server (default: start one)")
-    parser.add_argument("--width", type=int, default=1100)
-    args = parser.parse_args(argv)
+    ap = parser(__doc__)
+    ap.add_argument("--out", default=str(ROOT / "docs" / "page.png"))
+    ap.add_argument("--url", help="a running server (default: start one)")
+    ap.add_argument("--width", type=int, default=1100)
+    args = ap.parse_args(argv)
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not binary or not Path(driver_path).is_file():
+        raise SystemExit("no Chromium and chromedriver: make system-deps installs them")
 
+    with serve(args.url, workers=1, model_path="models/default") as server:
+        shoot(server.url, Path(args.out), args.width, binary, driver_path)
+    return 0
+
+
+def shoot(url: str, out: Path, width: int, binary: str, driver_path: str) -> None:
+    """Rank the example on the page at `url` in headless Chromium and save the whole page."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if not binary or not Path(driver_path).is_file():
-        raise SystemExit("no Chromium and chromedriver: make system-deps installs them")
-
-    proc = None
-    url = args.url
-    if url is None:
-        server = argparse.Namespace(model_path="models/default", models_dir=None, workers=1)
-        proc, url = start_gunicorn(server)
     options = Options()
     options.binary_location = binary
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(arg)
-    options.add_argument(f"--window-size={args.width},900")
+    options.add_argument(f"--window-size={width},900")
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.get(url.rstrip("/") + "/")
@@ -80,20 +73,15 @@ def main(argv=None) -> int:
         if marks:
             driver.execute_script("arguments[0].focus()", marks[0])
         height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(args.width, height + 200)  # the window's frame takes some
+        driver.set_window_size(width, height + 200)  # the window's frame takes some
         driver.execute_script("window.scrollTo(0, 0)")
         height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(args.width, height + 200)
-        out = Path(args.out)
+        driver.set_window_size(width, height + 200)
         out.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(out))
-        print(f"wrote {out} ({args.width} px wide)")
+        print(f"wrote {out} ({width} px wide)")
     finally:
         driver.quit()
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=30)
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,26 +3,18 @@
 Per-sentence score (one column, mean): 10,000 randomizations of 2,000 sentences should take
 well under a second. BLEU (9 statistics per row, sacrebleu's score per trial) is
 timed beside it, with sacrebleu's own AR test on the same rows as the baseline.
-Usage: python bench/significance.py [--rows 2000] [--repeat 3]
+Usage: python -m bench.significance [--rows 2000] [--repeat 3]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
-import time
-from pathlib import Path
-
-# bench/ holds http.py, whose name would hide the standard library's `http`: take bench/ off
-# the path, import helpers as `bench._data`.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
 
 import numpy as np
 
+from bench._args import parser
 from bench._data import perturb, sentences
+from bench._timing import best_of
 from features.accuracy import Bleu
 from scorer.evidence.significance import (
     paired_approximate_randomization,
@@ -31,17 +23,8 @@ from scorer.evidence.significance import (
 )
 
 
-def _best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = parser(__doc__)
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--bleu-trials", type=int, default=1000, help="AR trials for the BLEU timing")
@@ -80,7 +63,7 @@ def main() -> None:
     ]
     print(f"rows {args.rows}; best of {args.repeat}; numpy {np.__version__}")
     for name, fn in rows:
-        print(f"{name:40s} {_best(fn, args.repeat):8.3f} s")
+        print(f"{name:40s} {best_of(fn, args.repeat):8.3f} s")
 
 
 if __name__ == "__main__":
