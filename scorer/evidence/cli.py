@@ -407,8 +407,23 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         if robust is not None:
             parts.append(robustness_markdown(robust))
         text = "\n".join(parts)
+    if args.results:
+        from scorer.evidence.benchmark_report import command_line, write_results
+
+        before = {"--placeholders": getattr(args, "placeholders", None)}
+        pages = write_results(
+            runs,
+            args.results,
+            command_line(args.benchmark_parser, args, before),
+            models={
+                m: s.card.get("model_sha256") for m, s in zip(runs[0].models, scorers, strict=True)
+            },
+            robustness=robustness_markdown(robust) if robust is not None else None,
+        )
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
+    elif args.results:
+        print("\n".join(str(p) for p in pages))
     else:
         sys.stdout.write(text)
     return 0
@@ -453,7 +468,13 @@ def _add_benchmark(sub) -> None:
     bm.add_argument("--summary", action="store_true", help="summaries only, no per-column tables")
     bm.add_argument("--format", choices=("markdown", "json"), default="markdown")
     bm.add_argument("--out", help="write here instead of stdout")
-    bm.set_defaults(func=cmd_benchmark)
+    bm.add_argument(
+        "--results",
+        metavar="DIR",
+        help="also write every table as Markdown pages into DIR (index.md first), each marked "
+        "as generated with this command, the date and the versions (docs/results/)",
+    )
+    bm.set_defaults(func=cmd_benchmark, benchmark_parser=bm)
 
 
 def add_commands(sub) -> None:
