@@ -53,6 +53,7 @@ _NOT_EXTRACTORS = {
     "placeholders",
     "registry",
     "resources",
+    "rows",
     "segment",
     "sentence",
 }

@@ -7,19 +7,16 @@ The GLEU score is the SVM's signed distance to its hyperplane; a bundle with a c
 from __future__ import annotations
 
 import logging
-import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from features import registry
-from features.extract import extract
-from features.parsing import parse
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
+from features.rows import FeatureCache, FeatureRows
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from scorer.bundle import read_card, sha256_file
@@ -87,46 +84,6 @@ def check_texts(
     return out
 
 
-class FeatureCache:
-    """Feature rows of texts already scored, least recently used out first, at most `size`.
-
-    Keyed by the exact text and the model's feature-set version (a text's features depend on
-    nothing else: the parsers and the LM are fixed for a loaded model). A reranker sees the same
-    candidates again and again (n-best lists that overlap between decoding steps, a system
-    rescored after a change elsewhere); a hit skips spaCy, Link Grammar and benepar entirely.
-    Not functools.lru_cache: a hit must be found before parsing, for a whole batch, and the
-    misses computed together. Thread-safe; `size` 0 keeps nothing.
-    """
-
-    def __init__(self, size: int, version: str):
-        self.size, self.version = max(0, int(size)), version
-        self._rows: OrderedDict[tuple[str, str], dict[str, float]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, text: str) -> dict[str, float] | None:
-        with self._lock:
-            row = self._rows.get((self.version, text))
-            if row is None:
-                self.misses += 1
-                return None
-            self._rows.move_to_end((self.version, text))
-            self.hits += 1
-            return dict(row)
-
-    def put(self, text: str, row: dict[str, float]) -> None:
-        if not self.size:
-            return
-        with self._lock:
-            self._rows[(self.version, text)] = dict(row)
-            self._rows.move_to_end((self.version, text))
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-
 class FluencyScorer:
     """A loaded model with the resources (LM, parsers) its features need, loaded once.
 
@@ -154,7 +111,14 @@ class FluencyScorer:
         self.card = card
         self.spacy_model = spacy_model
         self.resources = resources or Resources(spacy_model=spacy_model)
-        self.cache = FeatureCache(cache_size, str(card.get("feature_set_version", "")))
+        # Every feature row this scorer reads comes from here (features/rows.py), kept in
+        # memory for `cache_size` texts: a repeated candidate costs no parsing at all.
+        self.rows = FeatureRows(self.features, self.resources, memory=cache_size)
+
+    @property
+    def cache(self) -> FeatureCache:
+        """The rows kept in memory (`FLUENCY_FEATURE_CACHE` texts)."""
+        return self.rows.memory
 
     @property
     def name(self) -> str:
@@ -180,31 +144,19 @@ class FluencyScorer:
         return self.head.decision_function(rows) if rows else []
 
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
-        # No extractor (nor the accuracy module) reads lemmas or coarse POS: skipping the
-        # attribute ruler and lemmatizer saves 40% of spaCy's time, trees and tags unchanged.
-        return parse(texts, model=self.spacy_model, lemmas=False)
-
-    def _extract(self, sentences: Sequence[Sentence]) -> list[dict[str, float]]:
-        rows = extract(sentences, self.features, self.resources)
-        for sentence, row in zip(sentences, rows, strict=True):
-            self.cache.put(sentence.text, row)
-        return rows
+        """Parse texts as this scorer's rows are parsed (spaCy without lemmas)."""
+        return self.rows.annotate(texts)
 
     def sentence_rows(
-        self, sentences: Sequence[str], parsed: Mapping[str, Sentence] | None = None
+        self,
+        sentences: Sequence[str],
+        parsed: Mapping[str, Sentence] | None = None,
+        **options: Any,
     ) -> list[dict[str, float]]:
-        """Feature rows of single sentences: from the cache, else parsed (or taken from
-        `parsed`, keyed by text) and extracted."""
-        rows = [self.cache.get(t) for t in sentences]
-        todo = [i for i, row in enumerate(rows) if row is None]
-        if todo:
-            parsed = parsed or {}
-            fresh = [i for i in todo if sentences[i] not in parsed]
-            done = dict(zip(fresh, self.annotate([sentences[i] for i in fresh]), strict=True))
-            todo_parsed = [done[i] if i in done else parsed[sentences[i]] for i in todo]
-            for i, row in zip(todo, self._extract(todo_parsed), strict=True):
-                rows[i] = row
-        return rows
+        """Feature rows of single sentences (`features.rows.FeatureRows.rows`: from memory, a
+        store under `cache_dir`, `parsed` (keyed by text), else parsed and extracted);
+        `options`: `cache_dir`, `n_jobs`, `progress`."""
+        return self.rows.rows(sentences, parsed=parsed, **options)
 
     def score_texts(
         self,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from features.errors import InputError
+from features.rows import default_cache_dir
 from scorer.calibration import CALIBRATION_FILE, GLEU_INPUT
 from scorer.evidence.benchmark_data import is_empty_output as is_failed_output
 
@@ -112,25 +113,19 @@ def judged_file(
     field: str = "score",
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
-    load: tuple[str | None, Mapping[str, Any]] | None = None,
 ) -> JudgedFile:
     """Score a judgement file's outputs with the GLEU stage, features included, under
     `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
-    references, empty and failed outputs left out and counted) and its feature-row cache, read
-    as the scorer reads texts by default. `load` (model, config) lets `n_jobs` worker processes
-    load the same model."""
-    import tempfile
-
+    references, empty and failed outputs left out and counted), read as the scorer reads texts
+    by default, with the feature rows `fluency benchmark` keeps under `cache_dir`
+    (`features.rows`: texts the benchmark has read are not parsed again)."""
     from features.segment import resolve_aggregate
-    from scorer.evidence.benchmark_data import model_columns, read_judged, row_store
+    from scorer.evidence.benchmark_data import model_columns, read_judged
 
     judged = read_judged(path, human_field=field)
     how = resolve_aggregate()
-    with tempfile.TemporaryDirectory() as scratch:
-        store = row_store(scorer, cache_dir or scratch, judged.name, judged.sha256)
-        gleu, rows = model_columns(scorer, store, judged.texts, [how], n_jobs=n_jobs, load=load)[
-            how
-        ]
+    columns = model_columns(scorer, judged.texts, [how], cache_dir=cache_dir, n_jobs=n_jobs)
+    gleu, rows = columns[how]
     return JudgedFile(
         name=judged.name,
         texts=judged.texts,
@@ -217,7 +212,6 @@ def calibrate(
     cache_dir: str | Path | None = None,
     candidates: Sequence[str] | None = None,
     command: str | None = None,
-    load: tuple[str | None, Mapping[str, Any]] | None = None,
     folds: int = 0,
 ) -> dict[str, Any]:
     """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
@@ -245,7 +239,7 @@ def calibrate(
     if unknown:
         raise InputError(f"unknown regressor(s) {unknown}; choose from {sorted(pool)}")
     files = [
-        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir, load=load)
+        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir)
         for p in tqdm(judgements, desc="judgement files", unit=" file")
     ]
     judged = files
@@ -312,7 +306,6 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         cache_dir=args.cache or None,
         candidates=args.regressor or None,
         command=_command(args),
-        load=(str(source), config),
         folds=args.folds,
     )
     files = list(next(iter(section["leave_one_file_out"].values())))
@@ -341,8 +334,9 @@ def add_commands(sub) -> None:
     cal.add_argument("--jobs", type=int, default=2, help="feature worker processes")
     cal.add_argument(
         "--cache",
-        default="build/benchmark/rows",
-        help="feature-row cache folder, shared with fluency benchmark ('' off)",
+        default=str(default_cache_dir()),
+        help="feature-row cache folder, shared with fluency benchmark and train "
+        "(default: FLUENCY_ROW_CACHE, else build/rows; '' off)",
     )
     cal.add_argument("--regressor", action="append", default=[], help="candidates to try")
     cal.add_argument(

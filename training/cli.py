@@ -1,13 +1,13 @@
 """The model-making commands (`split-corpus`, `train`, `train-lm`, `train-parser`, `glue-test`,
-`compare-models`, `calibrate`), gathered for `scorer.cli`. Each module adds its own subcommands."""
+`calibrate`), gathered for `scorer.cli`. Each module adds its own subcommands."""
 
 from __future__ import annotations
 
-from training import calibrate, corpus, glue, lm, parser, select, train
+from training import calibrate, corpus, glue, lm, parser, train
 
 __all__ = ["add_commands"]
 
 
 def add_commands(sub) -> None:
-    for module in (corpus, train, glue, select, calibrate, parser, lm):
+    for module in (corpus, train, glue, calibrate, parser, lm):
         module.add_commands(sub)

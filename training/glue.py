@@ -8,7 +8,7 @@
   real n-token sentences against l = 1 ones only (1,000 each, from a training corpus), tested on
   a new set split evenly between the two (300, from held-out text).
 - Agreement with human ratings, model and single features side by side (the paper's Table 5),
-  is `training/select.py` (`fluency compare-models --single-features`).
+  is `fluency benchmark` (`scorer.evidence.benchmark_run`), which lists every single feature.
 """
 
 from __future__ import annotations

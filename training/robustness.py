@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.evidence.benchmark_data import model_columns, row_store
+from features.rows import default_cache_dir
+from scorer.evidence.benchmark_data import model_columns
 from training.corpus import read_corpus
 from training.negatives import Glue, join_tokens
 
@@ -126,9 +127,8 @@ def run_robustness(
     aggregates: Sequence[str],
     *,
     corpus: str | Path,
-    cache_dir: str | Path = "build/benchmark/rows",
+    cache_dir: str | Path | None = None,
     n_jobs: int = 1,
-    loads=None,
     seed: int = 12345,
     n: int = 24,
     sizes: Sequence[int] = (1, 2, 3, 4, 5, 6, 7, 8),
@@ -142,16 +142,15 @@ def run_robustness(
     corpus = Path(corpus)
     if not corpus.is_file():
         return {"skipped": f"no held-out corpus at {corpus}: robustness sets not built"}
-    sentences = _sentences(corpus, Path(cache_dir) / "corpora", max_paragraphs, seed)
+    cache_dir = default_cache_dir() if cache_dir is None else Path(cache_dir)
+    sentences = _sentences(corpus, cache_dir / "corpora", max_paragraphs, seed)
     win_texts, levels = window_set(sentences, n=n, sizes=sizes, per_size=per_size, seed=seed)
     low = lowercase_set(sentences, per_size=per_lowercase, seed=seed)
     texts = win_texts + [t for part in low.values() for t in part]
-    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()
     levels_arr = np.asarray(levels)
     results = []
-    for scorer, label, load in zip(scorers, labels, loads or [None] * len(scorers), strict=True):
-        store = row_store(scorer, cache_dir, "robustness", digest)
-        cols = model_columns(scorer, store, texts, aggregates, n_jobs=n_jobs, load=load)
+    for scorer, label in zip(scorers, labels, strict=True):
+        cols = model_columns(scorer, texts, aggregates, cache_dir=cache_dir, n_jobs=n_jobs)
         for how in aggregates:
             scores = cols[how][0]
             win, rest = scores[: len(win_texts)], scores[len(win_texts) :]

@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from features import registry
-from features.extract import feature_chunks, featurize_chunk, init_worker
+from features.extract import featurize_chunk, init_worker
 from features.resources import (
     DEFAULT_LM_DIR,
     LM_FILE,
@@ -30,6 +29,7 @@ from features.resources import (
     UNIGRAM_FILE,
     Resources,
 )
+from features.rows import FeatureRows
 from training.corpus import read_corpus
 from training.negatives import ALL_ERROR_KINDS, ERROR_KINDS, Glue, inject_errors
 
@@ -106,25 +106,17 @@ def featurize(
     batch: int = 128,
     progress: bool = True,
     n_jobs: int = 1,
+    cache_dir: str | Path | None = None,
 ) -> list[dict[str, float]]:
-    """Parse once and extract every feature, in batches, with a progress bar.
-
-    `n_jobs` > 1 starts worker processes that each parse and extract whole batches (Link
-    Grammar and the constituency parser are CPU-bound and hold the GIL); results keep the input
-    order. Each worker loads the parsers itself (a few seconds).
-    """
+    """Rows of `texts` for the model's extractors (all when `features` is None), from
+    `features.rows.FeatureRows`: parsed once, in batches with a progress bar, in `n_jobs`
+    spawned processes, kept under `cache_dir` when given (a second run over the same texts, or
+    the benchmark's, parses nothing)."""
     from scorer.model import FeatureExtractor
 
     names = FeatureExtractor(tuple(features or ())).fit().features_
-    texts = list(texts)
-    chunks = [texts[i : i + batch] for i in range(0, len(texts), batch)]
-    rows: list[dict[str, float]] = []
-    jobs = n_jobs if len(chunks) > 1 else 1  # one chunk: no worker start-up to pay for
-    with tqdm(total=len(texts), desc="features", unit=" sent", disable=not progress) as bar:
-        for part in feature_chunks(chunks, names, resources, n_jobs=jobs):
-            rows.extend(part)
-            bar.update(len(part))
-    return rows
+    source = FeatureRows(names, resources, batch=batch)
+    return source.rows(texts, cache_dir=cache_dir, n_jobs=n_jobs, progress=progress)
 
 
 def fit(
@@ -302,10 +294,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     )
     ap.add_argument(
         "--feature-cache",
-        help="folder for extracted features, keyed by the texts, extractors and artefacts: "
-        "a second run on the same data (another --objective) skips extraction. Texts are then "
-        "batched differently, and benepar's padded batches differ in the last float digits: "
-        "the model is equivalent but its model_sha256 is not the uncached run's",
+        help="folder for feature rows (features.rows), keyed by text, extractors and artefacts, "
+        "shared with fluency benchmark and calibrate (e.g. build/rows): a second run on the "
+        "same data (another --objective) parses nothing. Texts are then batched differently, "
+        "and benepar's padded batches differ in the last float digits: the model is equivalent "
+        "but its model_sha256 is not the uncached run's",
     )
     ap.add_argument(
         "--kernels",
@@ -371,7 +364,9 @@ def run(args: argparse.Namespace) -> int:
     if args.lm:
         lm = Path(args.lm)
         resources = Resources(lm_path=lm / LM_FILE, unigram_path=lm / UNIGRAM_FILE)
-    rows = _cached_featurize(texts, args, resources)
+    rows = featurize(
+        texts, args.features, resources, n_jobs=args.jobs, cache_dir=args.feature_cache or None
+    )
     if args.objective == "rank":
         model, metrics = fit_rank(
             rows,
@@ -411,36 +406,6 @@ def run(args: argparse.Namespace) -> int:
     save_model(model, out, card)
     print(f"saved {out}: held-out accuracy {metrics['held_out_accuracy']:.3f}, {metrics}")
     return 0
-
-
-def _cached_featurize(texts: list[str], args, resources: Resources) -> list[dict[str, float]]:
-    """`featurize`, with `--feature-cache`: one table per extractor set and artefacts (their
-    hashes), one row per text; only texts not in it are extracted, then added. So a second run
-    that changes the negatives (another `--error-kinds`) extracts only the new sentences."""
-    import hashlib
-    import json
-
-    import pandas as pd
-
-    from scorer.model import FeatureExtractor
-
-    if not args.feature_cache:
-        return featurize(texts, args.features, resources, n_jobs=args.jobs)
-    names = FeatureExtractor(tuple(args.features or ())).fit().features_
-    key = hashlib.sha256(json.dumps([names, _resources_used(names, resources)]).encode())
-    path = Path(args.feature_cache) / f"{key.hexdigest()[:20]}.parquet"
-    table = pd.read_parquet(path) if path.is_file() else pd.DataFrame({"text": []})
-    cached = set(table["text"])
-    missing = list(dict.fromkeys(t for t in texts if t not in cached))
-    logger.info("feature cache %s: %d texts known, %d to extract", path, len(table), len(missing))
-    if missing:
-        fresh = pd.DataFrame(featurize(missing, args.features, resources, n_jobs=args.jobs))
-        fresh.insert(0, "text", missing)
-        table = fresh if table.empty else pd.concat([table, fresh], ignore_index=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        table.to_parquet(path, index=False)
-    known = {row.pop("text"): row for row in table.to_dict("records")}
-    return [dict(known[t]) for t in texts]
 
 
 def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, str]:

@@ -150,7 +150,7 @@ def spearman_difference(
     outputs share an input the interval is somewhat too narrow.
 
     Our own rather than `scipy.stats.bootstrap(paired=True)`: that calls `spearmanr` once per
-    resample (20 s for the 35 columns of `compare-models` on 2,000 outputs); ranking whole
+    resample (20 s for 35 columns on 2,000 outputs); ranking whole
     blocks of resamples at once (`rankdata(axis=1)`) gives the same statistic in under a second.
     """
     a, h = _pair(metric_a, human)

@@ -24,7 +24,6 @@ import numpy as np
 from features.placeholders import fill_placeholders
 from features.segment import segment
 from scorer.evidence.judgements import read_judgements
-from scorer.evidence.rowcache import RowStore, feature_key, store_meta
 
 __all__ = [
     "EMPTY_OUTPUTS",
@@ -33,7 +32,6 @@ __all__ = [
     "is_empty_output",
     "model_columns",
     "read_judged",
-    "row_store",
 ]
 
 EMPTY_OUTPUTS = ("", "null", "none")
@@ -85,39 +83,29 @@ def read_judged(
     )
 
 
-def row_store(scorer, cache_dir: str | Path, name: str, digest: str) -> RowStore:
-    """The cached rows of one set of texts (`name`, `digest`) for `scorer`'s feature key."""
-    path = Path(cache_dir) / feature_key(scorer) / f"{name}-{digest[:12]}.jsonl"
-    return RowStore(path, meta=store_meta(scorer))
-
-
 def model_columns(
     scorer,
-    store: RowStore,
     texts: Sequence[str],
     aggregates: Sequence[str],
     *,
+    cache_dir: str | Path | None = None,
     n_jobs: int = 1,
-    load=None,
     progress: bool = True,
 ) -> dict[str, tuple[np.ndarray, list[dict[str, float]]]]:
     """{aggregate: (scores, feature rows per text)}, as `FluencyScorer.score_texts` gives them
     (placeholders filled, texts split unless "whole", the bundle's calibration applied when it
-    has one), every sentence's row computed once."""
+    has one), every sentence's row asked for once from the scorer's rows (`features.rows`:
+    kept under `cache_dir` when given)."""
     filled = fill_placeholders(texts, scorer.placeholders)
     whole = segment(filled, by_sentence=False)
     split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
-    store.fill(
-        scorer,
-        whole.sentences + split.sentences,
-        n_jobs=n_jobs,
-        load=load,
-        progress=progress,
-    )
+    sentences = list(dict.fromkeys(whole.sentences + split.sentences))
+    found = scorer.sentence_rows(sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=progress)
+    by_text = dict(zip(sentences, found, strict=True))
     out = {}
     for how in aggregates:
         seg = whole if how == "whole" else split
-        rows = store.get(seg.sentences)
+        rows = [by_text[s] for s in seg.sentences]
         values = scorer.decision(rows)
         gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
         calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served

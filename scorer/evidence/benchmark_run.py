@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from features.rows import default_cache_dir
 from scorer.errors import InputError
 from scorer.evidence.benchmark import (
     ColumnAgreement,
@@ -26,7 +27,6 @@ from scorer.evidence.benchmark_data import (
     baseline_columns,
     model_columns,
     read_judged,
-    row_store,
 )
 
 __all__ = ["BenchmarkRun", "FileResult", "judgement_files", "run_benchmark"]
@@ -84,7 +84,7 @@ def _labels(scorers: Sequence, names: Sequence[str]) -> list[str]:
 
 
 def _columns(
-    scorers, labels, paths, aggregates, *, cache_dir, human_field, keep_references, n_jobs, loads
+    scorers, labels, paths, aggregates, *, cache_dir, human_field, keep_references, n_jobs
 ) -> dict[str, list[FileColumns]]:
     """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached."""
     out: dict[str, list[FileColumns]] = {how: [] for how in aggregates}
@@ -93,10 +93,9 @@ def _columns(
         if len(judged.texts) < 5:
             raise InputError(f"{path}: {len(judged.texts)} outputs kept, need at least 5")
         per_model = {}
-        for scorer, label, load in zip(scorers, labels, loads, strict=True):
-            store = row_store(scorer, cache_dir, judged.name, judged.sha256)
+        for scorer, label in zip(scorers, labels, strict=True):
             per_model[label] = model_columns(
-                scorer, store, judged.texts, [*aggregates, "whole"], n_jobs=n_jobs, load=load
+                scorer, judged.texts, [*aggregates, "whole"], cache_dir=cache_dir, n_jobs=n_jobs
             )
         first = per_model[labels[0]]
         base = baseline_columns(first["whole"][1], judged.texts, judged.refs)
@@ -176,16 +175,16 @@ def run_benchmark(
     *,
     aggregates: Sequence[str],
     names: Sequence[str] | None = None,
-    cache_dir: str | Path = "build/benchmark/rows",
+    cache_dir: str | Path | None = None,
     human_field: str = "score",
     keep_references: bool = False,
     n_jobs: int = 1,
-    loads: Sequence | None = None,
     n_samples: int = 1000,
     seed: int = 12345,
 ) -> list[BenchmarkRun]:
-    """One `BenchmarkRun` per aggregate. `loads`: per scorer, (model, config) for worker
-    processes to load it with (`n_jobs` > 1), else rows are computed in this process."""
+    """One `BenchmarkRun` per aggregate. Feature rows come from each scorer's rows
+    (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
+    computed in `n_jobs` processes where missing."""
     if not scorers:
         raise InputError("give at least one model")
     labels = _labels(scorers, names or [s.name for s in scorers])
@@ -194,11 +193,10 @@ def run_benchmark(
         labels,
         paths,
         list(aggregates),
-        cache_dir=cache_dir,
+        cache_dir=default_cache_dir() if cache_dir is None else cache_dir,
         human_field=human_field,
         keep_references=keep_references,
         n_jobs=n_jobs,
-        loads=loads or [None] * len(scorers),
     )
     runs = []
     for how in aggregates:

@@ -1,6 +1,6 @@
 """`fluency benchmark`'s protocol on tiny judgement files written in the test, with a stub model
-whose feature rows are arithmetic on the words (no parser): statistics, directions, the
-bootstrap, what is left out, the row cache and the report."""
+whose one extractor is arithmetic on the words spaCy finds (rows from `features.rows`, as every
+model's): statistics, directions, the bootstrap, what is left out, the row cache and the report."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from features import registry
+from features.resources import Resources
+from features.rows import FeatureRows
 from scorer.evidence.agreement import pairwise_accuracy
 from scorer.evidence.benchmark import FileColumns, Pairs, agreement, group_bootstrap, loo_signs
 from scorer.evidence.benchmark_data import is_empty_output, read_judged
@@ -103,34 +106,47 @@ def test_real_text_is_never_taken_for_empty():
     assert not is_empty_output("Null Island is a point.")
 
 
+def _toy(sentences, resources):
+    """Word count minus three times the "bad" words, and the parts it is made of."""
+    out = []
+    for sentence in sentences:
+        words = [w for w in sentence.tokens if w not in ".,"]
+        bad = sum(w.lower() == "bad" for w in words)
+        out.append(
+            {
+                "n_tokens": float(len(words)),
+                "mean_logprob": -1.0 - bad,
+                "good": float(len(words) - 3 * bad),
+                "bad": float(bad),
+            }
+        )
+    return out
+
+
+if "toy.v1" not in registry._REGISTRY:
+    registry.feature("toy.v1", names=("n_tokens", "mean_logprob", "good", "bad"))(_toy)
+
+
 class StubScorer:
+    """A scorer whose GLEU stage is the toy extractor's `good` column."""
+
     name = "stub"
     spacy_model = None
     placeholders = ("X",)
 
     def __init__(self):
         self.card = {"feature_set_version": "toy", "resources": {}}
-        self.n_rows = 0
+        self.rows = FeatureRows(("toy.v1",), Resources())
+
+    @property
+    def n_rows(self) -> int:
+        return self.rows.n_computed
 
     def decision(self, rows):
-        """Word count minus twice the number of "bad" words (the row's toy column)."""
         return np.array([r["toy.v1/good"] for r in rows])
 
-    def sentence_rows(self, sentences):
-        self.n_rows += len(sentences)
-        rows = []
-        for s in sentences:
-            words = s.split()
-            bad = sum(w.strip(".").lower() == "bad" for w in words)
-            rows.append(
-                {
-                    "surface.v2/n_tokens": float(len(words)),
-                    "lm.v1/mean_logprob": -1.0 - bad,
-                    "toy.v1/good": float(len(words) - 3 * bad),
-                    "toy.v1/bad": float(bad),
-                }
-            )
-        return rows
+    def sentence_rows(self, sentences, parsed=None, **options):
+        return self.rows.rows(sentences, parsed=parsed, **options)
 
 
 def _write(path, rows):
@@ -255,7 +271,7 @@ class WorseStub(StubScorer):
     name = "worse"
 
     def decision(self, rows):
-        return np.array([r["surface.v2/n_tokens"] for r in rows])
+        return np.array([r["toy.v1/n_tokens"] for r in rows])
 
 
 def test_several_models_are_each_compared_with_the_first(dev, tmp_path):
@@ -273,43 +289,3 @@ def test_several_models_are_each_compared_with_the_first(dev, tmp_path):
     assert as_dict(run)["files"][0]["versus_first_model"]["worse"]["spearman"]["ci_high"] < 0
     (alone,) = run_benchmark([StubScorer()], paths, **kwargs)
     assert alone.files[0].versus_first_model == {} and "Each model minus" not in markdown(alone)
-
-
-class _Extracting:
-    """A scorer whose card names real extractors; its rows are made up, and counted."""
-
-    spacy_model = None
-
-    def __init__(self, features, lm_sha="a"):
-        columns = {"surface.v2": ["surface.v2/n_tokens"], "lm.v1": ["lm.v1/mean_logprob"]}
-        self.card = {
-            "features": features,
-            "feature_set_version": "+".join(features),
-            "feature_columns": [c for f in features for c in columns[f]],
-            "resources": {"lm_sha256": lm_sha, "unigrams_sha256": "u"},
-        }
-        self.n_rows = 0
-
-    def sentence_rows(self, sentences):
-        self.n_rows += len(sentences)
-        every = {"surface.v2/n_tokens": 1.0, "lm.v1/mean_logprob": -2.0}
-        return [{c: every[c] for c in self.card["feature_columns"]} for _ in sentences]
-
-
-def test_a_model_on_a_subset_of_extractors_takes_its_rows_from_a_cached_superset(tmp_path):
-    from scorer.evidence.benchmark_data import row_store
-
-    texts = ["One sentence.", "Another one here."]
-    both = _Extracting(["lm.v1", "surface.v2"])
-    row_store(both, tmp_path, "f", "0" * 12).fill(both, texts, progress=False)
-    assert both.n_rows == 2
-    surface = _Extracting(["surface.v2"])
-    store = row_store(surface, tmp_path, "f", "0" * 12)
-    store.fill(surface, texts, progress=False)
-    assert surface.n_rows == 0  # nothing parsed: every row came from the superset's store
-    assert store.get(texts) == [{"surface.v2/n_tokens": 1.0}] * 2
-    again = row_store(surface, tmp_path, "f", "0" * 12)  # and kept in its own store
-    assert again.get(texts) == store.get(texts)
-    other_lm = _Extracting(["lm.v1"], lm_sha="b")  # another LM: its rows are its own
-    row_store(other_lm, tmp_path, "f", "0" * 12).fill(other_lm, texts, progress=False)
-    assert other_lm.n_rows == 2

@@ -154,49 +154,6 @@ def test_split_corpus_keeps_documents_whole(tmp_path, capsys):
     assert main([*argv, "--share-b", "1.5"]) == 2
 
 
-def test_compare_models_reports_model_and_single_features(trained, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(trained))
-    rng = random.Random(11)
-    lines = []
-    for i, text in enumerate(_corpus(12, 55)):
-        words = text.rstrip(".").split()
-        rng.shuffle(words)
-        for system, out, score in (("good", text, 3.0), ("bad", " ".join(words), 1.0)):
-            lines.append(
-                {
-                    "text": out,
-                    "score": score,
-                    "scores": {"fluency": score},
-                    "refs": [text],
-                    "group": str(i),
-                    "system": system,
-                }
-            )
-    path = tmp_path / "judgements.jsonl"
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    argv = ["compare-models", "--model", "small", "--judgements", str(path)]
-    argv += ["--human-field", "scores.fluency", "--single-features", "--jobs", "1"]
-    assert main([*argv, "--format", "json"]) == 0
-    result = json.loads(capsys.readouterr().out)["results"]
-    assert result["small"]["spearman"] > 0.5
-    assert result["small"]["pairwise_accuracy"] > 0.7
-    assert "spacy.v1/logprob_mean" in result
-    # The model against each feature: a paired-bootstrap difference of Spearman coefficients.
-    assert "first_minus" not in result["small"]
-    diff = result["spacy.v1/logprob_mean"]["first_minus"]
-    assert diff["first"] == "small" and diff["n_resamples"] > 900
-    assert diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
-    expected = result["small"]["spearman"] - result["spacy.v1/logprob_mean"]["spearman"]
-    assert diff["difference"] == pytest.approx(expected)
-    # A "lower is better" feature is compared turned round: the model against |its Spearman|.
-    negative = [k for k, r in result.items() if r["spearman"] < -0.1]
-    assert negative, "shuffles must raise some feature (null ratio, extra roots)"
-    row = result[negative[0]]
-    assert row["first_minus"]["sign"] == -1.0
-    expected = result["small"]["spearman"] + row["spearman"]
-    assert row["first_minus"]["difference"] == pytest.approx(expected)
-
-
 def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
     """Levels that fall with |x| (the best sentences in the middle of a feature's range): the
     linear ranker can only order by x itself, the RBF map (Nystroem) recovers the order."""
@@ -217,32 +174,6 @@ def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
     assert abs(rho_linear) < 0.3 < 0.8 < rho_rbf
     with pytest.raises(ValueError, match="kernel"):
         RankSVM(kernel="poly").fit(X, y)
-
-
-def test_feature_cache_extracts_only_texts_it_has_not_seen(tmp_path, monkeypatch):
-    """`--feature-cache`: a second run with partly new texts extracts only the new ones, and
-    every row is the one a fresh extraction gives."""
-    import argparse
-
-    import training.train as train_module
-    from features.resources import Resources
-
-    calls: list[list[str]] = []
-    real = train_module.featurize
-
-    def counting(texts, *args, **kwargs):
-        calls.append(list(texts))
-        return real(texts, *args, **kwargs)
-
-    monkeypatch.setattr(train_module, "featurize", counting)
-    args = argparse.Namespace(feature_cache=str(tmp_path), features=["surface.v2"], jobs=1)
-    first = ["The bank raised rates.", "Rates the raised bank.", "Prices fell sharply."]
-    second = ["Prices fell sharply.", "A new sentence is here.", "The bank raised rates."]
-    rows1 = train_module._cached_featurize(first, args, Resources())
-    rows2 = train_module._cached_featurize(second, args, Resources())
-    assert calls == [first, ["A new sentence is here."]]
-    fresh = real(second, ["surface.v2"], progress=False)
-    assert rows2 == fresh and rows1[0] == rows2[2]
 
 
 def test_a_model_refuses_an_artefact_it_was_not_trained_with(tmp_path):
