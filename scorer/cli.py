@@ -17,10 +17,10 @@ def _add_commands(sub) -> None:
     """Every command module, named here. Each adds its subcommands and imports its library only
     when a command runs, so `fluency --help` stays fast. The model-making commands come from
     `training`, which a serving-only install may leave out."""
-    from scorer import commands, commands_explain
+    from scorer.commands import accuracy, agreement, compare, explain, score
     from scorer.evidence import cli as evidence
 
-    modules = [commands, commands_explain, evidence]
+    modules = [score, accuracy, explain, evidence, compare, agreement]
     try:
         from training import cli as training
     except ImportError:  # pragma: no cover - `training` is shipped in the same distribution

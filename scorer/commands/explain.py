@@ -14,17 +14,10 @@ import itertools
 import json
 import sys
 
-from features.segment import AGGREGATES, DEFAULT_AGGREGATE
+from scorer.commands.options import add_aggregate_option, add_model_option, positive_int
 from scorer.textio import iter_lines
 
 __all__ = ["add_commands"]
-
-
-def _positive(value: str) -> int:
-    n = int(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def cmd_explain(args: argparse.Namespace, config: dict) -> int:
@@ -62,16 +55,10 @@ def add_commands(sub) -> None:
         description=__doc__.splitlines()[0],
     )
     explain.add_argument("input", nargs="?", default="-", help="text file, one text a line")
-    explain.add_argument("--model", help="model folder or name under FLUENCY_MODELS_DIR")
-    explain.add_argument("--top", type=_positive, default=10, help="contributions listed")
-    explain.add_argument("--chunk", type=_positive, default=64, help="lines per batch")
-    explain.add_argument(
-        "--aggregate",
-        choices=AGGREGATES,
-        default=None,
-        help="how a line of several sentences is read: whole, or split and folded (weighted, "
-        f"mean, min); default {DEFAULT_AGGREGATE}, as the service scores",
-    )
+    add_model_option(explain)
+    explain.add_argument("--top", type=positive_int, default=10, help="contributions listed")
+    explain.add_argument("--chunk", type=positive_int, default=64, help="lines per batch")
+    add_aggregate_option(explain)
     explain.add_argument(
         "--locate-nulls",
         action="store_true",
