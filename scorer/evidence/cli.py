@@ -79,6 +79,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
             robustness=robustness_markdown(robust) if robust is not None else None,
         )
     if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text, encoding="utf-8")
     elif args.results:
         print("\n".join(str(p) for p in pages))

@@ -247,7 +247,7 @@ def test_benchmark_command_writes_the_pages_with_its_own_command(dev, tmp_path, 
     first = (results / "summary.md").read_text().splitlines()[0]
     command = shlex.join(["fluency", *argv, "--results", str(results)])
     assert first == GENERATED.format(command=command)
-    out = tmp_path / "out.md"
-    assert main([*argv, "--results", str(results), "--out", str(out)]) == 0  # --out still works
+    out = tmp_path / "new" / "out.md"  # --out still works, into a folder it makes
+    assert main([*argv, "--results", str(results), "--out", str(out)]) == 0
     assert out.read_text().startswith("### Aggregate `whole`")
     assert "| news |" in (results / "aggregate-whole.md").read_text()
