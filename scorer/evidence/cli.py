@@ -36,7 +36,6 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         human_field=args.human_field,
         keep_references=args.keep_references,
         n_jobs=args.jobs,
-        loads=[(m, config) for m in models],
         n_samples=args.samples,
         seed=seed,
     )
@@ -52,7 +51,6 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
             corpus=args.reuters,
             cache_dir=args.cache,
             n_jobs=args.jobs,
-            loads=[(m, config) for m in models],
             seed=seed,
         )
     if args.format == "json":
@@ -111,7 +109,12 @@ def _add_benchmark(sub) -> None:
     bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")
     add_jobs_option(bm, help="feature worker processes")
-    bm.add_argument("--cache", default="build/benchmark/rows", help="feature-row cache folder")
+    bm.add_argument(
+        "--cache",
+        default=None,
+        help="feature-row cache folder, shared with calibrate and train "
+        "(default: FLUENCY_ROW_CACHE, else build/rows)",
+    )
     bm.add_argument(
         "--reuters",
         default="../shared/corpora/reuters21578/test.txt",
