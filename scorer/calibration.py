@@ -18,28 +18,93 @@ import numpy as np
 
 from features.errors import ModelLoadError
 
-__all__ = ["CALIBRATION_FILE", "GLEU_INPUT", "Calibration", "load_calibration"]
+__all__ = [
+    "CALIBRATION_FILE",
+    "GLEU_INPUT",
+    "READINGS",
+    "Calibration",
+    "load_calibration",
+    "reading_columns",
+]
 
 CALIBRATION_FILE = "calibration.joblib"
 GLEU_INPUT = "gleu"
+# What the GLEU stage alone cannot weigh by genre: a text read both ways (whole, and sentence by
+# sentence), its least and most fluent sentence, how many sentences, how long, and the LM's
+# log10 probability of all of it. A second stage may read them beside the features.
+READINGS = (
+    "reading/whole",
+    "reading/weighted",
+    "reading/min",
+    "reading/max",
+    "reading/n_sentences",
+    "reading/n_tokens",
+    "reading/lm_sum",
+)
+
+
+def reading_columns(
+    whole_values: Sequence[float],
+    whole_rows: Sequence[Mapping[str, float]],
+    split,
+    split_values: Sequence[float],
+) -> dict[str, np.ndarray]:
+    """`READINGS` per text: `whole_values` and `whole_rows` are the GLEU scores and feature rows
+    of the texts read whole; `split` (a `features.segment.Segmentation`) and `split_values`
+    their sentences' GLEU scores. Length and LM sum come from the whole rows' token count and
+    mean log-probability (the LM scores n tokens and the end of the sentence), 0 when the model
+    has no such feature."""
+    whole = np.asarray(whole_values, dtype=float)
+    values = np.asarray(split_values, dtype=float)
+
+    def column(suffix: str) -> np.ndarray:
+        names = [k for k in whole_rows[0] if k.endswith(suffix)] if len(whole_rows) else []
+        if not names:
+            return np.zeros(len(whole))
+        return np.array([r[names[0]] for r in whole_rows], dtype=float)
+
+    n_tokens = column("/n_tokens")
+    return {
+        "reading/whole": whole,
+        "reading/weighted": split.aggregate(values, "weighted"),
+        "reading/min": split.aggregate(values, "min"),
+        "reading/max": np.array([values[i].max() for i in split.index]),
+        "reading/n_sentences": np.array([float(len(i)) for i in split.index]),
+        "reading/n_tokens": n_tokens,
+        "reading/lm_sum": column("/mean_logprob") * (n_tokens + 1),
+    }
 
 
 @dataclass(frozen=True)
 class Calibration:
     model: Any  # fitted regressor with `predict`
-    inputs: tuple[str, ...]  # "gleu", then feature columns
+    inputs: tuple[str, ...]  # "gleu", then feature columns, then any of READINGS
+    aggregate: str | None = None  # the reading it was fitted on (None: the scorer's default)
 
-    def apply(self, gleu: Sequence[float], rows: Sequence[Mapping[str, float]]) -> np.ndarray:
-        """Calibrated fluency per text, from its GLEU score and its (aggregated) feature row."""
+    @property
+    def needs_readings(self) -> bool:
+        return any(c in READINGS for c in self.inputs)
+
+    def apply(
+        self,
+        gleu: Sequence[float],
+        rows: Sequence[Mapping[str, float]],
+        readings: Mapping[str, Sequence[float]] | None = None,
+    ) -> np.ndarray:
+        """Calibrated fluency per text, from its GLEU score, its (aggregated) feature row and,
+        when the stage reads them, its `READINGS` (`reading_columns`)."""
         if not len(gleu):
             return np.empty(0)
-        columns = self.inputs[1:]
-        X = np.column_stack(
-            [np.asarray(gleu, dtype=float), [[row[c] for c in columns] for row in rows]]
-            if columns
-            else [np.asarray(gleu, dtype=float)]
-        )
-        return np.asarray(self.model.predict(X), dtype=float)
+        blocks = [np.asarray(gleu, dtype=float)[:, None]]
+        columns = [c for c in self.inputs[1:] if c not in READINGS]
+        if columns:
+            blocks.append(np.array([[row[c] for c in columns] for row in rows], dtype=float))
+        wanted = [c for c in self.inputs[1:] if c in READINGS]
+        if wanted:
+            if readings is None:
+                raise ModelLoadError("this calibration stage reads READINGS: pass `readings`")
+            blocks.append(np.column_stack([np.asarray(readings[c], dtype=float) for c in wanted]))
+        return np.asarray(self.model.predict(np.hstack(blocks)), dtype=float)
 
 
 def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration | None:
@@ -55,7 +120,11 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
     inputs = tuple(section.get("inputs") or ())
     if not inputs or inputs[0] != GLEU_INPUT:
         raise ModelLoadError(f"{folder}: the card's calibration inputs must start with 'gleu'")
-    missing = [c for c in inputs[1:] if c not in card.get("feature_columns", [])]
+    known = {*card.get("feature_columns", []), *READINGS}
+    missing = [c for c in inputs[1:] if c not in known]
+    order = [c in READINGS for c in inputs[1:]]
+    if order != sorted(order):
+        raise ModelLoadError(f"{folder}: the card's calibration inputs put readings last")
     if missing:
         raise ModelLoadError(f"{folder}: calibration reads columns the model lacks: {missing}")
     if not path.is_file():
@@ -67,4 +136,4 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         raise ModelLoadError(f"{path} could not be unpickled: {exc}") from exc
     if not hasattr(model, "predict"):
         raise ModelLoadError(f"{path} holds a {type(model).__name__}, not a regressor")
-    return Calibration(model, inputs)
+    return Calibration(model, inputs, section.get("aggregate"))

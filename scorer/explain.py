@@ -22,7 +22,7 @@ from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
 from features.lm import lm_events
 from features.placeholders import STAND_IN, fill_placeholders, placeholder_spans
-from features.segment import resolve_aggregate, segment
+from features.segment import segment
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
@@ -301,7 +301,7 @@ def explain_texts(
     parse (see `features.linkgrammar.NULL_SEARCH`), so it is off unless asked for."""
     texts = list(texts)
     filled = fill_placeholders(texts, scorer.placeholders)
-    how = resolve_aggregate(by_sentence, aggregate)
+    how = scorer.aggregate_for(by_sentence, aggregate)
     seg = segment(filled, by_sentence=how != "whole")
     parsed = scorer.annotate(seg.sentences)
     searched = NULL_SEARCH if locate_nulls else 1
@@ -312,7 +312,10 @@ def explain_texts(
     gleu = seg.aggregate(values, how)
     text_rows = seg.aggregate_rows(rows, how, values)
     calibration = getattr(scorer, "calibration", None)
-    fluency = gleu if calibration is None else calibration.apply(gleu, text_rows)
+    fluency = gleu
+    if calibration is not None:
+        readings = scorer.readings(filled) if calibration.needs_readings else None
+        fluency = calibration.apply(gleu, text_rows, readings)
     explained = contributions(scorer.head, text_rows)
     position = {s: k for k, s in enumerate(seg.sentences)}
     out = []

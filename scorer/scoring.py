@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from features import registry
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
@@ -20,7 +22,7 @@ from features.rows import FeatureCache, FeatureRows
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from scorer.bundle import read_card, sha256_file
-from scorer.calibration import Calibration, load_calibration
+from scorer.calibration import Calibration, load_calibration, reading_columns
 from scorer.errors import InputError, ModelLoadError
 from scorer.head import PipelineHead, load_head
 
@@ -179,7 +181,7 @@ class FluencyScorer:
 
         Slot placeholders (`self.placeholders`) are read as a name first; each Score keeps the
         text as given."""
-        how = resolve_aggregate(by_sentence, aggregate)
+        how = self.aggregate_for(by_sentence, aggregate)
         filled = fill_placeholders(texts, self.placeholders)
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
@@ -187,13 +189,41 @@ class FluencyScorer:
         gleu = seg.aggregate(values, how)
         need_rows = with_features or self.calibration is not None
         text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
-        fluency = gleu if self.calibration is None else self.calibration.apply(gleu, text_rows)
+        fluency = gleu
+        if self.calibration is not None:
+            readings = self.readings(filled, parsed) if self.calibration.needs_readings else None
+            fluency = self.calibration.apply(gleu, text_rows, readings)
         if not with_features:
             text_rows = [{} for _ in texts]
         return [
             Score(t, float(f), row, len(i), float(g))
             for t, f, g, row, i in zip(texts, fluency, gleu, text_rows, seg.index, strict=True)
         ]
+
+    def aggregate_for(self, by_sentence: bool | None = None, aggregate: str | None = None) -> str:
+        """How a text of several sentences is read: as asked, else as the bundle's calibration
+        stage was fitted, else `features.segment.DEFAULT_AGGREGATE`."""
+        if by_sentence is None and aggregate is None and self.calibration is not None:
+            aggregate = self.calibration.aggregate
+        return resolve_aggregate(by_sentence, aggregate)
+
+    def readings(
+        self,
+        filled: Sequence[str],
+        parsed: Mapping[str, Sentence] | None = None,
+        **options: Any,
+    ) -> dict[str, np.ndarray]:
+        """`scorer.calibration.READINGS` of texts whose placeholders are filled: each read whole
+        and sentence by sentence (a one-sentence text is parsed once for both);
+        `options` as `sentence_rows`'s."""
+        whole = segment(filled, by_sentence=False)
+        split = segment(filled, by_sentence=True)
+        sentences = list(dict.fromkeys(whole.sentences + split.sentences))
+        rows = dict(zip(sentences, self.sentence_rows(sentences, parsed, **options), strict=True))
+        whole_rows = [rows[t] for t in whole.sentences]
+        split_values = self.decision([rows[t] for t in split.sentences])
+        whole_values = whole.mean(self.decision(whole_rows))
+        return reading_columns(whole_values, whole.mean_rows(whole_rows), split, split_values)
 
     def score_sentences(
         self, sentences: Sequence[Sentence], *, with_features: bool = False

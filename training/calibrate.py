@@ -25,8 +25,7 @@ import argparse
 import json
 import logging
 import shutil
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +33,29 @@ import numpy as np
 
 from features.errors import InputError
 from features.rows import default_cache_dir
-from scorer.calibration import CALIBRATION_FILE, GLEU_INPUT
+from scorer.calibration import CALIBRATION_FILE
+from scorer.evidence.benchmark_data import JudgedFile as Judged
 from scorer.evidence.benchmark_data import is_empty_output as is_failed_output
+from training.second_stage import (
+    CANDIDATES,
+    INPUT_SETS,
+    JudgedFile,
+    choose,
+    fit_choice,
+    input_folds,
+    inputs_of,
+    leave_one_file_out,
+    targets,
+)
+
+_targets = targets  # the name the learning curve and older callers use
 
 if TYPE_CHECKING:
     from scorer.scoring import FluencyScorer
 
 __all__ = [
     "CANDIDATES",
+    "INPUT_SETS",
     "JudgedFile",
     "add_commands",
     "calibrate",
@@ -49,83 +63,35 @@ __all__ = [
     "is_failed_output",
     "judged_file",
     "leave_one_file_out",
+    "targets",
 ]
 
 logger = logging.getLogger(__name__)
 
 
-def _candidates() -> dict[str, Any]:
-    from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import HistGradientBoostingRegressor
-    from sklearn.linear_model import HuberRegressor, LinearRegression, Ridge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    # The GLEU distance alone, mapped affinely onto the human scale: rankings as GLEU's, a
-    # scale people can read. It stays a candidate so the choice can say the features add nothing.
-    gleu_only = ColumnTransformer([("gleu", "passthrough", [0])])
-    out: dict[str, Any] = {"linear(gleu only)": make_pipeline(gleu_only, LinearRegression())}
-    for alpha in (1.0, 10.0, 100.0, 1000.0):
-        out[f"ridge(alpha={alpha:g})"] = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
-    out["huber(epsilon=1.35)"] = make_pipeline(StandardScaler(), HuberRegressor(max_iter=500))
-    for depth in (2, 3):
-        out[f"gbrt(depth={depth})"] = HistGradientBoostingRegressor(
-            max_depth=depth, learning_rate=0.05, max_iter=200, random_state=12345
-        )
-    return out
-
-
-CANDIDATES: tuple[str, ...] = (
-    "linear(gleu only)",
-    "ridge(alpha=1)",
-    "ridge(alpha=10)",
-    "ridge(alpha=100)",
-    "ridge(alpha=1000)",
-    "huber(epsilon=1.35)",
-    "gbrt(depth=2)",
-    "gbrt(depth=3)",
-)
-
-
-@dataclass(frozen=True)
-class JudgedFile:
-    """One judgement file, scored: the rows kept, their GLEU scores and features, and the
-    human scores z-normalised within the file."""
-
-    name: str
-    texts: list[str]
-    groups: list[str]
-    human: np.ndarray  # raw human scores
-    gleu: np.ndarray
-    features: list[dict[str, float]]
-    n_left_out: int  # empty and failed ("null") outputs
-
-    @property
-    def target(self) -> np.ndarray:
-        sd = float(np.std(self.human))
-        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
-
-
 def judged_file(
     scorer: FluencyScorer,
-    path: str | Path,
+    path: str | Path | Judged,
     *,
     field: str = "score",
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
+    aggregate: str | None = None,
 ) -> JudgedFile:
     """Score a judgement file's outputs with the GLEU stage, features included, under
     `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
     references, empty and failed outputs left out and counted), read as the scorer reads texts
     by default, with the feature rows `fluency benchmark` keeps under `cache_dir`
     (`features.rows`: texts the benchmark has read are not parsed again)."""
+    from features.placeholders import fill_placeholders
     from features.segment import resolve_aggregate
     from scorer.evidence.benchmark_data import model_columns, read_judged
 
-    judged = read_judged(path, human_field=field)
-    how = resolve_aggregate()
+    judged = path if isinstance(path, Judged) else read_judged(path, human_field=field)
+    how = resolve_aggregate(aggregate=aggregate)
     columns = model_columns(scorer, judged.texts, [how], cache_dir=cache_dir, n_jobs=n_jobs)
     gleu, rows = columns[how]
+    filled = fill_placeholders(judged.texts, scorer.placeholders)
     return JudgedFile(
         name=judged.name,
         texts=judged.texts,
@@ -134,77 +100,14 @@ def judged_file(
         gleu=np.asarray(gleu, dtype=float),
         features=rows,
         n_left_out=judged.counts["n_empty"],
+        readings=scorer.readings(filled, cache_dir=cache_dir),
     )
-
-
-def input_folds(file: JudgedFile, k: int, *, seed: int = 0) -> list[JudgedFile]:
-    """`file` cut into `k` folds of whole inputs (its groups shuffled with `seed`, dealt in
-    turn), each named `NAME#i`; an output with no group of its own is an input by itself."""
-    if k < 2:
-        raise InputError(f"folds must be at least 2, got {k}")
-    inputs = sorted(set(file.groups))
-    if len(inputs) < k:
-        raise InputError(f"{file.name} has {len(inputs)} inputs, fewer than {k} folds")
-    order = np.random.default_rng(seed).permutation(len(inputs))
-    fold_of = {inputs[j]: i % k for i, j in enumerate(order)}
-    out = []
-    for fold in range(k):
-        keep = [i for i, g in enumerate(file.groups) if fold_of[g] == fold]
-        out.append(
-            JudgedFile(
-                name=f"{file.name}#{fold + 1}",
-                texts=[file.texts[i] for i in keep],
-                groups=[file.groups[i] for i in keep],
-                human=file.human[keep],
-                gleu=file.gleu[keep],
-                features=[file.features[i] for i in keep],
-                n_left_out=0,
-            )
-        )
-    return out
-
-
-def design(files: Sequence[JudgedFile], columns: Sequence[str]) -> np.ndarray:
-    """The calibration inputs: the GLEU distance, then every feature column in `columns`."""
-    blocks = []
-    for f in files:
-        feats = np.array([[row[c] for c in columns] for row in f.features], dtype=float)
-        blocks.append(np.column_stack([f.gleu, feats]) if len(f.gleu) else np.empty((0, 0)))
-    return np.vstack(blocks)
-
-
-def leave_one_file_out(
-    files: Sequence[JudgedFile], columns: Sequence[str], candidates: Mapping[str, Any]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """{candidate: {held-out file: {"spearman", "group_kendall"}}}: each candidate fitted on
-    every file but one and judged on that one."""
-    from scipy.stats import spearmanr
-    from sklearn.base import clone
-
-    from scorer.evidence.agreement import per_group_kendall
-
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for name, estimator in candidates.items():
-        out[name] = {}
-        for k, held in enumerate(files):
-            train = [f for i, f in enumerate(files) if i != k]
-            model = clone(estimator).fit(design(train, columns), _targets(train))
-            pred = model.predict(design([held], columns))
-            out[name][held.name] = {
-                "spearman": float(spearmanr(pred, held.human).statistic),
-                "group_kendall": per_group_kendall(pred, held.human, held.groups).mean_tau,
-            }
-    return out
-
-
-def _targets(files: Sequence[JudgedFile]) -> np.ndarray:
-    return np.concatenate([f.target for f in files])
 
 
 def calibrate(
     scorer: FluencyScorer,
     source: str | Path,
-    judgements: Sequence[str | Path],
+    judgements: Sequence[str | Path | Judged],
     out: str | Path,
     *,
     field: str = "score",
@@ -213,43 +116,45 @@ def calibrate(
     candidates: Sequence[str] | None = None,
     command: str | None = None,
     folds: int = 0,
+    aggregates: Sequence[str] | None = None,
+    input_sets: Sequence[str] = INPUT_SETS,
+    genre: str | None = None,
 ) -> dict[str, Any]:
-    """Choose a regressor by leave-one-file-out Spearman, fit it on every file, and write a
-    bundle at `out`: the GLEU stage (`scorer`, loaded from the folder `source`) copied as it
-    is, `calibration.joblib`, and the card with a `calibration` section (inputs, choice,
-    per-file held-out figures). Returns that section. With `folds` (>= 2) the held-out units
-    are folds of each file's inputs instead of whole files (`input_folds`): one genre."""
+    """Choose the second stage (`training.second_stage.choose`: regressor, inputs and, among
+    `aggregates`, the reading of a text of several sentences) by its held-out mean rho + mean
+    per-input tau, leaving one dataset out in turn (or, with `folds` >= 2, or one dataset
+    only, folds of inputs); fit it on every dataset, and write a bundle at `out`: the GLEU
+    stage (`scorer`, loaded from the folder `source`) copied as it is, `calibration.joblib`,
+    and the card with a `calibration` section (inputs, choice, per-dataset held-out figures).
+    Returns that section."""
     import joblib
-    import sklearn
     from tqdm import tqdm
 
+    from features.segment import resolve_aggregate
     from scorer.bundle import CARD_FILE, MODEL_FILE, sha256_file
     from scorer.head import HEAD_FILE
 
     if scorer.calibration is not None:
         raise InputError("calibrate a GLEU model, not one that already has a calibration stage")
-    if len(judgements) < 2 and folds < 2:
-        raise InputError(
-            "give at least two --judgements files (the choice is leave-one-file-out), or "
-            "--folds K to hold out inputs of one file"
-        )
-    pool = _candidates()
-    chosen = list(candidates or pool)
-    unknown = [c for c in chosen if c not in pool]
-    if unknown:
-        raise InputError(f"unknown regressor(s) {unknown}; choose from {sorted(pool)}")
-    files = [
-        judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir)
-        for p in tqdm(judgements, desc="judgement files", unit=" file")
-    ]
-    judged = files
-    if folds:
-        files = [fold for f in judged for fold in input_folds(f, folds)]
+    if not judgements:
+        raise InputError("give at least one judgement file")
+    ways = list(dict.fromkeys(aggregates or [resolve_aggregate()]))
+    read = {
+        how: [
+            judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir, aggregate=how)
+            for p in tqdm(judgements, desc=f"datasets ({how})", unit=" dataset")
+        ]
+        for how in ways
+    }
     columns = list(scorer.card["feature_columns"])
-    lofo = leave_one_file_out(files, columns, {c: pool[c] for c in chosen})
-    mean = {c: float(np.mean([r["spearman"] for r in lofo[c].values()])) for c in chosen}
-    best = max(chosen, key=lambda c: mean[c])
-    final = sklearn.base.clone(pool[best]).fit(design(files, columns), _targets(files))
+    choices = {}
+    for how, judged in read.items():
+        units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
+        choices[how] = choose(units, columns, regressors=candidates, input_sets=input_sets)
+    how = max(ways, key=lambda w: _score(choices[w]))
+    choice, judged = choices[how], read[how]
+    units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
+    final = fit_choice(choice, units, columns)
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -260,28 +165,39 @@ def calibrate(
             shutil.copyfile(src / HEAD_FILE, out / HEAD_FILE)
     joblib.dump(final, out / CALIBRATION_FILE, compress=3)
     section = {
-        "inputs": [GLEU_INPUT, *columns],
-        "target": f"{field}, z-normalised within each judgement file",
-        "regressor": best,
+        "inputs": inputs_of(columns, choice.input_set),
+        "target": f"{field}, z-normalised within each dataset",
+        "regressor": choice.regressor,
+        "input_set": choice.input_set,
+        "aggregate": how,
         "sha256": sha256_file(out / CALIBRATION_FILE),
         "selection": (
-            f"leave-one-fold-out mean Spearman, {folds} folds of inputs per file"
-            if folds
-            else "leave-one-file-out mean Spearman"
+            f"held out: {f'{folds} folds of inputs per dataset' if folds else choice.held_out}; "
+            "the highest mean Spearman + mean per-input Kendall"
         ),
-        "leave_one_file_out": lofo,
-        "mean_spearman": mean,
+        "leave_one_file_out": choice.table,
+        "mean_spearman": {k: v["spearman"] for k, v in choice.means.items()},
+        "mean_group_kendall": {k: v["group_kendall"] for k, v in choice.means.items()},
+        "aggregates": {w: {"choice": c.label, "criterion": _score(c)} for w, c in choices.items()},
         "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in judged},
         "gleu_model": str(scorer.card.get("name")),
     }
-    if folds:
-        section["folds"] = {f.name: len(f.texts) for f in files}
+    if genre:
+        section["genre"] = genre
+    if folds or choice.held_out != "datasets":
+        section["folds"] = {f.name: len(f.texts) for f in units} if folds else choice.held_out
     if command:
         section["command"] = command
     card = dict(scorer.card)
     card.update(name=out.name, calibration=section)
     (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return section
+
+
+def _score(choice) -> float:
+    means = choice.means[choice.label]
+    tau = means["group_kendall"]
+    return means["spearman"] + (tau if np.isfinite(tau) else 0.0)
 
 
 def _command(args: argparse.Namespace) -> str:

@@ -102,14 +102,18 @@ def model_columns(
     sentences = list(dict.fromkeys(whole.sentences + split.sentences))
     found = scorer.sentence_rows(sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=progress)
     by_text = dict(zip(sentences, found, strict=True))
+    calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
+    readings = None
+    if calibration is not None and calibration.needs_readings:
+        readings = scorer.readings(filled, cache_dir=cache_dir)  # rows are all found by now
     out = {}
     for how in aggregates:
         seg = whole if how == "whole" else split
         rows = [by_text[s] for s in seg.sentences]
         values = scorer.decision(rows)
         gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
-        calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
-        out[how] = (gleu if calibration is None else calibration.apply(gleu, text_rows), text_rows)
+        score = gleu if calibration is None else calibration.apply(gleu, text_rows, readings)
+        out[how] = (score, text_rows)
     return out
 
 

@@ -10,12 +10,12 @@ import pytest
 from scorer.errors import InputError, ModelLoadError
 from training.calibrate import (
     JudgedFile,
-    _candidates,
     calibrate,
     input_folds,
     is_failed_output,
     leave_one_file_out,
 )
+from training.second_stage import candidates as _candidates
 
 
 def _file(name: str, sign: float, n: int = 30, seed: int = 0) -> JudgedFile:
@@ -153,10 +153,11 @@ def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
         candidates=["ridge(alpha=10)"],
         folds=2,
     )
-    assert one["selection"].startswith("leave-one-fold-out")
-    assert set(one["leave_one_file_out"]["ridge(alpha=10)"]) == {"one#1", "one#2"}
+    assert one["selection"].startswith("held out: 2 folds of inputs")
+    assert set(one["leave_one_file_out"]["ridge(alpha=10) [features]"]) == {"one#1", "one#2"}
     assert sum(one["folds"].values()) == 6
-    with pytest.raises(InputError, match="--folds"):
+    # One dataset and no folds asked for: folds of its inputs, five by default (it has four).
+    with pytest.raises(InputError, match="fewer than 5 folds"):
         calibrate(default_scorer, default_scorer_path(), [tmp_path / "one.jsonl"], models / "x")
     card = json.loads((models / "cal" / "card.json").read_text())
     assert card["calibration"]["sha256"] == sha256_file(models / "cal" / CALIBRATION_FILE)

@@ -1,0 +1,124 @@
+"""The second stage's choices: the within-input ranker, the readings as inputs (the same values in
+training and in service), and the reading of a text a bundle is fitted and served with."""
+
+from __future__ import annotations
+
+import json
+
+import joblib
+import numpy as np
+import pytest
+
+from features.resources import MODELS_DIR
+from scorer.calibration import CALIBRATION_FILE, READINGS
+from scorer.ranking import InputRanker, input_pairs
+from training.calibrate import calibrate, judged_file
+from training.second_stage import design, inputs_of
+
+
+def test_input_pairs_stay_inside_inputs_and_skip_ties():
+    y = np.array([1.0, 2.0, 2.0, 5.0, 1.0])
+    i, j = input_pairs(y, ["a", "a", "a", "b", "b"], max_pairs=100, seed=0)
+    pairs = {tuple(sorted(p)) for p in zip(i.tolist(), j.tolist(), strict=True)}
+    assert pairs == {(0, 1), (0, 2), (3, 4)}  # 1 and 2 tie; nothing crosses inputs
+
+
+def test_the_ranker_learns_the_order_within_inputs_that_a_regression_misses():
+    # Each input has its own level (a nuisance the raters' scale carries, here 5x the signal);
+    # inside an input people follow x0. Regression on raw scores chases the levels through x1;
+    # the ranker, fitted on within-input pairs only, recovers x0.
+    rng = np.random.default_rng(0)
+    n_inputs, per = 200, 5
+    level = np.repeat(rng.normal(scale=5.0, size=n_inputs), per)
+    x0 = rng.normal(size=n_inputs * per)
+    x1 = level + rng.normal(scale=0.5, size=n_inputs * per)
+    y = level + x0
+    groups = np.repeat(np.arange(n_inputs), per).tolist()
+    X = np.column_stack([x0, x1])
+    ranker = InputRanker(C=1.0).fit(X, y, groups=groups)
+    w = ranker.coef_ / np.abs(ranker.coef_).sum()
+    assert w[0] > 0.9
+    pred = ranker.predict(X)
+    assert np.isfinite(pred).all() and abs(np.polyfit(pred, y, 1)[0] - 1.0) < 0.5
+    with pytest.raises(ValueError, match="scored apart"):
+        InputRanker().fit(X[:3], np.ones(3), groups=["a", "a", "b"])
+
+
+GOOD = [
+    "The hotel is near the station. It has a pool and a bar.",
+    "Our restaurant serves Italian food in the city centre.",
+    "The cat sat on the mat.",
+    "She has lived in London for ten years. She works in a bank.",
+]
+BAD = [
+    "hotel the near station is the. pool a has it",
+    "food Italian serves in centre city our",
+    "mat the on sat cat the",
+    "London years ten in lived has she",
+]
+
+
+def _datasets(folder):
+    for k, name in enumerate(("one", "two", "three")):
+        rows = [
+            {"text": t, "score": 4.0 - i % 2 + k, "scores": {}, "refs": [], "group": str(i),
+             "system": "good"}
+            for i, t in enumerate(GOOD)
+        ] + [
+            {"text": t, "score": 1.0 + k + 0.1 * i, "scores": {}, "refs": [], "group": str(i),
+             "system": "bad"}
+            for i, t in enumerate(BAD)
+        ]  # fmt: skip
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return sorted(folder.glob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def default():
+    from scorer.scoring import load_scorer
+
+    return load_scorer(MODELS_DIR / "default")
+
+
+def test_a_bundle_reading_readings_serves_what_it_was_fitted_on(tmp_path, default):
+    from scorer.scoring import load_scorer
+
+    paths = _datasets(tmp_path)
+    cache = tmp_path / "rows"
+    section = calibrate(
+        default,
+        MODELS_DIR / "default",
+        paths,
+        tmp_path / "models" / "cal",
+        candidates=["ridge(alpha=10)", "ranker(C=1)"],
+        input_sets=["features+readings"],
+        aggregates=["whole", "min"],
+        cache_dir=cache,
+    )
+    assert section["inputs"][-len(READINGS) :] == list(READINGS)
+    assert section["aggregate"] in ("whole", "min") and set(section["aggregates"]) == {
+        "whole",
+        "min",
+    }
+    served = load_scorer(tmp_path / "models" / "cal", models_dir=tmp_path / "models")
+    assert served.calibration.needs_readings
+    assert served.aggregate_for() == section["aggregate"]  # read as it was fitted
+    assert served.aggregate_for(aggregate="weighted") == "weighted"  # unless asked otherwise
+    judged = judged_file(default, paths[0], cache_dir=cache, aggregate=section["aggregate"])
+    model = joblib.load(tmp_path / "models" / "cal" / CALIBRATION_FILE)
+    columns = list(default.card["feature_columns"])
+    expected = model.predict(design([judged], columns, READINGS))
+    got = [s.score for s in served.score_texts(judged.texts)]
+    # spaCy's confidences move in the 7th digit with the batch a text is parsed in
+    assert got == pytest.approx(expected.tolist(), abs=1e-5)
+    # The readings themselves: a text of two sentences read both ways.
+    r = judged.readings
+    two = judged.texts.index(GOOD[0])
+    assert r["reading/n_sentences"][two] == 2.0
+    assert r["reading/min"][two] <= r["reading/weighted"][two] <= r["reading/max"][two]
+    assert r["reading/n_tokens"][two] > r["reading/n_tokens"][judged.texts.index(GOOD[2])]
+
+
+def test_readings_go_last_in_the_inputs():
+    assert inputs_of(["a/x"], "features+readings") == ["gleu", "a/x", *READINGS]
+    assert inputs_of(["a/x"], "features") == ["gleu", "a/x"]

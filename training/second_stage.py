@@ -1,0 +1,265 @@
+"""The second stage's estimation: candidates, their inputs, and the choice among them by held-out
+datasets (`fluency calibrate`, and `fluency benchmark --protocol lodo`, which calls the same
+choice for every file it leaves out).
+
+- Candidates: an affine map of the GLEU score alone; ridge at four strengths; Huber; gradient
+  boosting at two depths; and `scorer.ranking.InputRanker`, fitted on pairs of outputs of one
+  input that people scored apart (what a reranker needs), at two strengths.
+- Inputs: the GLEU score and every feature column of the text read as the bundle reads it
+  ("features"), and beside them the `scorer.calibration.READINGS` ("features+readings": both
+  readings, the least and most fluent sentence, the sentence count, the length, the LM sum).
+- Targets: human scores z-normalised within each dataset (datasets rate on different scales).
+- The choice: each (candidate, inputs) is fitted on every dataset but one and judged on that
+  one, by Spearman's rho over its outputs and by the mean per-input Kendall tau; the pair with
+  the highest mean rho + mean tau wins (tau left out where no dataset has inputs with several
+  outputs). With one dataset only, folds of its inputs take the datasets' place, which
+  overstates what a new dataset will see.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from features.errors import InputError
+from scorer.calibration import GLEU_INPUT, READINGS
+
+__all__ = [
+    "CANDIDATES",
+    "INPUT_SETS",
+    "Choice",
+    "JudgedFile",
+    "candidates",
+    "choose",
+    "design",
+    "fit_choice",
+    "input_folds",
+    "leave_one_file_out",
+    "targets",
+]
+
+INPUT_SETS = ("features", "features+readings")
+CANDIDATES: tuple[str, ...] = (
+    "linear(gleu only)",
+    "ridge(alpha=1)",
+    "ridge(alpha=10)",
+    "ridge(alpha=100)",
+    "ridge(alpha=1000)",
+    "huber(epsilon=1.35)",
+    "gbrt(depth=2)",
+    "gbrt(depth=3)",
+    "ranker(C=0.01)",
+    "ranker(C=1)",
+)
+
+
+def candidates() -> dict[str, Any]:
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.linear_model import HuberRegressor, LinearRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from scorer.ranking import InputRanker
+
+    # The GLEU distance alone, mapped affinely onto the human scale: rankings as GLEU's, a
+    # scale people can read. It stays a candidate so the choice can say the features add nothing.
+    gleu_only = ColumnTransformer([("gleu", "passthrough", [0])])
+    out: dict[str, Any] = {"linear(gleu only)": make_pipeline(gleu_only, LinearRegression())}
+    for alpha in (1.0, 10.0, 100.0, 1000.0):
+        out[f"ridge(alpha={alpha:g})"] = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
+    out["huber(epsilon=1.35)"] = make_pipeline(StandardScaler(), HuberRegressor(max_iter=500))
+    for depth in (2, 3):
+        out[f"gbrt(depth={depth})"] = HistGradientBoostingRegressor(
+            max_depth=depth, learning_rate=0.05, max_iter=200, random_state=12345
+        )
+    for c in (0.01, 1.0):
+        out[f"ranker(C={c:g})"] = InputRanker(C=c)
+    return out
+
+
+@dataclass(frozen=True)
+class JudgedFile:
+    """One dataset, scored: the outputs kept, their GLEU scores, features and readings, and the
+    human scores (z-normalised within the dataset as `target`)."""
+
+    name: str
+    texts: list[str]
+    groups: list[str]
+    human: np.ndarray  # raw human scores
+    gleu: np.ndarray
+    features: list[dict[str, float]]
+    n_left_out: int  # empty and failed ("null") outputs
+    readings: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def target(self) -> np.ndarray:
+        sd = float(np.std(self.human))
+        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
+
+    def subset(self, keep: Sequence[int], name: str) -> JudgedFile:
+        keep = list(keep)
+        return JudgedFile(
+            name=name,
+            texts=[self.texts[i] for i in keep],
+            groups=[self.groups[i] for i in keep],
+            human=self.human[keep],
+            gleu=self.gleu[keep],
+            features=[self.features[i] for i in keep],
+            n_left_out=0,
+            readings={k: v[keep] for k, v in self.readings.items()},
+        )
+
+
+def input_folds(file: JudgedFile, k: int, *, seed: int = 0) -> list[JudgedFile]:
+    """`file` cut into `k` folds of whole inputs (its groups shuffled with `seed`, dealt in
+    turn), each named `NAME#i`; an output with no group of its own is an input by itself."""
+    if k < 2:
+        raise InputError(f"folds must be at least 2, got {k}")
+    inputs = sorted(set(file.groups))
+    if len(inputs) < k:
+        raise InputError(f"{file.name} has {len(inputs)} inputs, fewer than {k} folds")
+    order = np.random.default_rng(seed).permutation(len(inputs))
+    fold_of = {inputs[j]: i % k for i, j in enumerate(order)}
+    return [
+        file.subset(
+            [i for i, g in enumerate(file.groups) if fold_of[g] == fold], f"{file.name}#{fold + 1}"
+        )
+        for fold in range(k)
+    ]
+
+
+def inputs_of(columns: Sequence[str], input_set: str) -> list[str]:
+    """The calibration's inputs, in the order `scorer.calibration.Calibration.apply` reads."""
+    if input_set not in INPUT_SETS:
+        raise InputError(f"unknown inputs {input_set!r}; choose from {', '.join(INPUT_SETS)}")
+    extra = list(READINGS) if input_set == "features+readings" else []
+    return [GLEU_INPUT, *columns, *extra]
+
+
+def design(
+    files: Sequence[JudgedFile], columns: Sequence[str], readings: Sequence[str] = ()
+) -> np.ndarray:
+    """The calibration inputs: the GLEU distance, every feature column in `columns`, then the
+    `readings` named."""
+    blocks = []
+    for f in files:
+        feats = np.array([[row[c] for c in columns] for row in f.features], dtype=float)
+        parts = [f.gleu[:, None], feats.reshape(len(f.gleu), len(columns))]
+        parts += [np.asarray(f.readings[r], dtype=float)[:, None] for r in readings]
+        blocks.append(np.hstack(parts))
+    return np.vstack(blocks)
+
+
+def targets(files: Sequence[JudgedFile]) -> np.ndarray:
+    return np.concatenate([f.target for f in files])
+
+
+def _groups(files: Sequence[JudgedFile]) -> list[str]:
+    return [f"{f.name}\x1f{g}" for f in files for g in f.groups]
+
+
+def _fit(estimator, files: Sequence[JudgedFile], columns, readings):
+    from sklearn.base import clone
+
+    model = clone(estimator)
+    X, y = design(files, columns, readings), targets(files)
+    if "groups" in inspect.signature(model.fit).parameters:
+        return model.fit(X, y, groups=_groups(files))
+    return model.fit(X, y)
+
+
+def judge(pred: np.ndarray, held: JudgedFile) -> dict[str, float]:
+    from scipy.stats import spearmanr
+
+    from scorer.evidence.agreement import per_group_kendall
+
+    return {
+        "spearman": float(spearmanr(pred, held.human).statistic),
+        "group_kendall": per_group_kendall(pred, held.human, held.groups).mean_tau,
+    }
+
+
+def leave_one_file_out(
+    files: Sequence[JudgedFile],
+    columns: Sequence[str],
+    candidates: Mapping[str, Any],
+    readings: Sequence[str] = (),
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{candidate: {held-out file: {"spearman", "group_kendall"}}}: each candidate fitted on
+    every file but one and judged on that one."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, estimator in candidates.items():
+        out[name] = {}
+        for k, held in enumerate(files):
+            train = [f for i, f in enumerate(files) if i != k]
+            model = _fit(estimator, train, columns, readings)
+            out[name][held.name] = judge(model.predict(design([held], columns, readings)), held)
+    return out
+
+
+def _mean(values) -> float:
+    values = [v for v in values if v is not None and np.isfinite(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def criterion(per_file: Mapping[str, Mapping[str, float]]) -> tuple[float, float, float]:
+    """(mean rho + mean tau, mean rho, mean tau) over held-out datasets; tau counts only
+    where it exists."""
+    rho = _mean(r["spearman"] for r in per_file.values())
+    tau = _mean(r["group_kendall"] for r in per_file.values())
+    return (rho + (tau if np.isfinite(tau) else 0.0), rho, tau)
+
+
+@dataclass(frozen=True)
+class Choice:
+    regressor: str
+    input_set: str
+    table: dict[str, dict[str, dict[str, float]]]  # "regressor [inputs]" -> file -> figures
+    means: dict[str, dict[str, float]]  # "regressor [inputs]" -> {"spearman", "group_kendall"}
+    held_out: str  # "datasets" or "K folds of inputs"
+
+    @property
+    def label(self) -> str:
+        return f"{self.regressor} [{self.input_set}]"
+
+
+def choose(
+    files: Sequence[JudgedFile],
+    columns: Sequence[str],
+    *,
+    regressors: Sequence[str] | None = None,
+    input_sets: Sequence[str] = INPUT_SETS,
+    folds: int = 5,
+    seed: int = 0,
+) -> Choice:
+    """The (regressor, inputs) with the best held-out mean rho + mean tau: datasets held out
+    in turn when there are two or more, else `folds` folds of the one dataset's inputs."""
+    pool = candidates()
+    names = list(regressors or CANDIDATES)
+    unknown = [c for c in names if c not in pool]
+    if unknown:
+        raise InputError(f"unknown regressor(s) {unknown}; choose from {list(CANDIDATES)}")
+    units, held_out = list(files), "datasets"
+    if len(units) < 2:
+        units, held_out = input_folds(units[0], folds, seed=seed), f"{folds} folds of inputs"
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for input_set in input_sets:
+        readings = inputs_of((), input_set)[1:]
+        lofo = leave_one_file_out(units, columns, {c: pool[c] for c in names}, readings)
+        table.update({f"{c} [{input_set}]": per_file for c, per_file in lofo.items()})
+    scored = {label: criterion(per_file) for label, per_file in table.items()}
+    best = max(scored, key=lambda label: scored[label][0])
+    regressor, input_set = best[:-1].split(" [")
+    means = {k: {"spearman": v[1], "group_kendall": v[2]} for k, v in scored.items()}
+    return Choice(regressor, input_set, table, means, held_out)
+
+
+def fit_choice(choice: Choice, files: Sequence[JudgedFile], columns: Sequence[str]):
+    """The chosen candidate fitted on every dataset."""
+    readings = inputs_of((), choice.input_set)[1:]
+    return _fit(candidates()[choice.regressor], files, columns, readings)
