@@ -18,6 +18,12 @@
   model kept), then gunicorn forks new workers from it and retires the old ones gracefully.
   Admin reloads are coalesced (scorer/web/reloads.py): one pending at a time, so at most one
   SIGHUP is in flight; `on_reload` frees that claim when it is done.
+- Metrics (scorer/web/metrics.py, GET /metrics): prometheus_client's multiprocess mode. Every
+  process writes its metrics into files in PROMETHEUS_MULTIPROC_DIR, set below before the app is
+  loaded (a given folder loses its old files; otherwise a fresh temporary folder per master), so
+  a scrape answered by any worker adds up all of them. The master counts worker exits
+  (`child_exit`, which also drops a dead worker's memory series) and model reloads
+  (`on_reload`); `on_exit` removes the files.
 """
 
 import os
@@ -25,6 +31,44 @@ import sys
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+
+def _metrics_folder():
+    # Before prometheus_client is imported (it reads the variable then). A SIGHUP runs this
+    # file again in the same master: the folder it made or cleaned is kept then.
+    import glob
+    import tempfile
+
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder and os.environ.get("FLUENCY_METRICS_FOLDER") == folder:
+        return
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        for path in glob.glob(os.path.join(folder, "*.db")):  # a previous server's counts
+            os.remove(path)
+        os.environ["FLUENCY_METRICS_FOLDER_MADE"] = ""
+    else:
+        folder = tempfile.mkdtemp(prefix="fluency-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+        os.environ["FLUENCY_METRICS_FOLDER_MADE"] = folder
+    os.environ["FLUENCY_METRICS_FOLDER"] = folder
+
+
+def _remove_metrics_folder():
+    import glob
+    import shutil
+
+    folder = os.environ.get("FLUENCY_METRICS_FOLDER")
+    if not folder:
+        return
+    if os.environ.get("FLUENCY_METRICS_FOLDER_MADE") == folder:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        for path in glob.glob(os.path.join(folder, "*.db")):
+            os.remove(path)
+
+
+_metrics_folder()
 
 workers = int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 2))  # --workers wins
 worker_class = "scorer.web.balance.BalancedThreadWorker"  # gthread, balanced by load
@@ -52,6 +96,9 @@ def post_fork(server, worker):
     app = server.app.callable
     if app is not None:
         app.config["GUNICORN_MASTER_PID"] = server.pid
+        from scorer.web.metrics import worker_started
+
+        worker_started(app)  # its memory series, before its first request
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -65,14 +112,22 @@ def on_reload(server):
         release_signalled(server.pid)  # the next admin reload may now be accepted
 
 
+def child_exit(server, worker):
+    from scorer.web.metrics import worker_exited
+
+    worker_exited(worker.pid)
+
+
 def on_exit(server):
     from scorer.web.reloads import forget
 
     forget(server.pid)  # the reload lock and stamp files named after this master
+    _remove_metrics_folder()
 
 
 def _reload_model(server):
     from scorer.errors import ScorerError
+    from scorer.web.metrics import model_reloaded
     from scorer.web.state import consume_reload_target
 
     target = consume_reload_target(server.pid)
@@ -85,6 +140,8 @@ def _reload_model(server):
     try:
         loaded = holder.reload(target)
     except ScorerError as exc:
+        model_reloaded(ok=False)
         server.log.error("model reload failed, still serving the old model: %s", exc)
     else:
+        model_reloaded(ok=True)
         server.log.info("reloaded model %s from %s", loaded.scorer.name, loaded.path)

@@ -36,6 +36,9 @@ DEFAULTS: dict[str, Any] = {
     "LOG_TEXT": False,  # FLUENCY_LOG_TEXT=1 puts request bodies into the access log
     "ACCESS_LOG": True,  # one JSON line per request on stderr
     "ADMIN_TOKEN": None,  # bearer token for POST /v1/admin/reload; unset: the endpoint is off
+    # GET /metrics, Prometheus text (scorer/web/metrics.py): counts, latencies, memory, the model;
+    # never request text. FLUENCY_METRICS=0 turns it off (404).
+    "METRICS": True,
     # Cost of one request, refused (422) before any work (scorer/limits.py). Tokens are counted
     # before parsing: word-character runs and single punctuation characters.
     "MAX_ALIGN_TOKENS": 250,  # tokens per text aligned for the string and tree accuracies
@@ -67,7 +70,7 @@ _INTS = {
     "RELOAD_INTERVAL",
 }
 _NON_NEGATIVE = {"SEED", "FEATURE_CACHE", "MAX_QUEUE", "RELOAD_INTERVAL"}
-_BOOLS = {"LOG_TEXT", "ACCESS_LOG"}
+_BOOLS = {"LOG_TEXT", "ACCESS_LOG", "METRICS"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 

@@ -1,4 +1,4 @@
-"""The Flask app factory: configuration, the served model, the /v1 API, errors and logs.
+"""The Flask app factory: configuration, the served model, the /v1 API, errors, logs, metrics.
 
 Configuration: `scorer.config.DEFAULTS`, then `FLUENCY_*` environment variables, then the
 `config` mapping. The model bundle and the spaCy pipeline load here, once per process, before
@@ -18,7 +18,7 @@ from flask import Flask
 
 from scorer.config import from_env
 from scorer.scoring import FluencyScorer
-from scorer.web import api, errors, logs, page
+from scorer.web import api, errors, logs, metrics, page
 from scorer.web import explain as explain_api
 from scorer.web.openapi import build_spec
 from scorer.web.state import ModelHolder
@@ -60,4 +60,5 @@ def create_app(
     app.register_blueprint(page.bp)
     errors.register(app)
     logs.register(app)
+    metrics.register(app)
     return app

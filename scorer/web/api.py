@@ -21,7 +21,7 @@ from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
 from scorer.limits import Limits
 from scorer.rerank import check_rerank, rank
-from scorer.web import body, work
+from scorer.web import body, metrics, work
 from scorer.web.errors import AdminDisabledError, AuthError, BodyError
 from scorer.web.reloads import ReloadGate
 from scorer.web.state import ModelHolder, NotReadyError
@@ -70,6 +70,7 @@ def score():
             sentences,
             deadline.check,
         )
+    metrics.texts_scored(len(sentences))
     items = []
     for i, s in enumerate(scores):
         item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": s.gleu}
@@ -95,6 +96,7 @@ def rerank_view():
     deadline = work.deadline()
     with work.slot().hold(deadline):
         ranked = rank(loaded.scorer, inputs, deadline.check)
+    metrics.texts_scored(len(candidates))
     items = []
     for r in ranked:
         item: dict[str, Any] = {

@@ -81,6 +81,7 @@ class AdminDisabledError(Exception):
 def problem(
     status: int, slug: str, detail: str, headers: dict | None = None, **extra: Any
 ) -> Response:
+    g.problem_type = slug  # counted by scorer/web/metrics.py
     body = {
         "type": f"/problems/{slug}",
         "title": HTTPStatus(status).phrase,

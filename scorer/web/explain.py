@@ -15,7 +15,7 @@ from scorer.deadline import in_chunks
 from scorer.errors import InputError
 from scorer.explain import LM_THRESHOLD, LM_THRESHOLD_MEANS, TYPICAL_MEANS, as_dict, explain_texts
 from scorer.limits import Limits
-from scorer.web import body, work
+from scorer.web import body, metrics, work
 
 __all__ = ["DEFAULT_TOP", "bp"]
 
@@ -40,6 +40,7 @@ def explain():
             sentences,
             deadline.check,
         )
+    metrics.texts_scored(len(sentences))
     return {
         "model": loaded.scorer.name,
         "lm_threshold": {"value": LM_THRESHOLD, "of": LM_THRESHOLD_MEANS},

@@ -42,6 +42,19 @@ _ERRORS_POST = {
         "counted on the texts and cannot be said in JSON Schema"
     ),
 }
+_METRICS = {
+    "get": {
+        "summary": "Prometheus metrics of every worker (off, 404, with FLUENCY_METRICS=0); "
+        "no request text",
+        "responses": {
+            "200": {
+                "description": "Prometheus text format (OpenMetrics when the Accept header "
+                "asks for it)",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        },
+    }
+}
 _BUSY = (
     "Stopped at REQUEST_TIMEOUT (/problems/deadline-exceeded) or this worker's queue is full "
     "(/problems/busy); Retry-After says when to try again"
@@ -82,7 +95,7 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
     )
     reload_["post"]["requestBody"]["required"] = False
     reload_["post"]["security"] = [{"bearer": []}]
-    return {
+    spec = {
         "openapi": "3.1.0",
         "info": {
             "title": "Fluency scorer",
@@ -153,3 +166,6 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "responses": {"NotFound": _problem("No such path (404); wrong method is 405")},
         },
     }
+    if cfg.get("METRICS", True):
+        spec["paths"]["/metrics"] = _METRICS
+    return spec

@@ -96,6 +96,9 @@ def test_every_documented_response_is_real_and_valid(app_config, tmp_path):
         if media_type == "text/html":  # the page
             assert resp.get_data(as_text=True).lstrip().lower().startswith("<!doctype html>")
             continue
+        if media_type == "text/plain":  # /metrics, Prometheus text (tests/web/test_metrics.py)
+            assert "# TYPE fluency_http_requests_total counter" in resp.get_data(as_text=True)
+            continue
         schema = {**content["schema"], "components": spec["components"]}
         jsonschema.validate(resp.get_json(force=True), schema)
 
