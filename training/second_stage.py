@@ -37,7 +37,9 @@ __all__ = [
     "choose",
     "design",
     "fit_choice",
+    "input_fold_index",
     "input_folds",
+    "inputs_of",
     "leave_one_file_out",
     "targets",
 ]
@@ -115,22 +117,24 @@ class JudgedFile:
         )
 
 
-def input_folds(file: JudgedFile, k: int, *, seed: int = 0) -> list[JudgedFile]:
-    """`file` cut into `k` folds of whole inputs (its groups shuffled with `seed`, dealt in
-    turn), each named `NAME#i`; an output with no group of its own is an input by itself."""
+def input_fold_index(groups: Sequence[str], k: int, *, seed: int = 0, name: str = "") -> np.ndarray:
+    """The fold (0..k-1) of each output: whole inputs (groups), shuffled with `seed` and dealt
+    in turn."""
     if k < 2:
         raise InputError(f"folds must be at least 2, got {k}")
-    inputs = sorted(set(file.groups))
+    inputs = sorted(set(groups))
     if len(inputs) < k:
-        raise InputError(f"{file.name} has {len(inputs)} inputs, fewer than {k} folds")
+        raise InputError(f"{name or 'the dataset'} has {len(inputs)} inputs, fewer than {k} folds")
     order = np.random.default_rng(seed).permutation(len(inputs))
     fold_of = {inputs[j]: i % k for i, j in enumerate(order)}
-    return [
-        file.subset(
-            [i for i, g in enumerate(file.groups) if fold_of[g] == fold], f"{file.name}#{fold + 1}"
-        )
-        for fold in range(k)
-    ]
+    return np.array([fold_of[g] for g in groups], dtype=int)
+
+
+def input_folds(file: JudgedFile, k: int, *, seed: int = 0) -> list[JudgedFile]:
+    """`file` cut into `k` folds of whole inputs (`input_fold_index`), each named `NAME#i`; an
+    output with no group of its own is an input by itself."""
+    fold = input_fold_index(file.groups, k, seed=seed, name=file.name)
+    return [file.subset(np.flatnonzero(fold == f), f"{file.name}#{f + 1}") for f in range(k)]
 
 
 def inputs_of(columns: Sequence[str], input_set: str) -> list[str]:

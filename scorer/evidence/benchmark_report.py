@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from scorer.evidence.benchmark_run import BenchmarkRun
+from scorer.evidence.genres import lodo_section
 
 __all__ = [
     "GENERATED",
@@ -119,6 +120,7 @@ def markdown(run: BenchmarkRun, *, full: bool = True, level: int = 3) -> str:
         f"groups), seed {run.seed}; intervals are 95% percentile intervals."
     )
     out += [f"Note: {n}" for n in run.notes]
+    out += lodo_section(run, sub)
     for model in run.models:
         out += ["", f"{sub} {model}: the model beside the best baseline of each file", ""]
         out += _summary(run, model)
@@ -344,7 +346,13 @@ def write_results(
     pages: dict[str, tuple[str, str, list[str]]] = {}
     summary = []
     for run in runs:
-        summary += [f"## Aggregate `{run.aggregate}`", "", *summary_table(run), ""]
+        summary += [
+            f"## Aggregate `{run.aggregate}`",
+            "",
+            *summary_table(run),
+            *lodo_section(run, "###"),
+        ]
+        summary.append("")
         if len(run.models) > 1:
             first = run.models[0]
             summary += [f"Each model minus `{first}` [95% CI], same draws:", ""]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from features.placeholders import fill_placeholders
 from features.rows import default_cache_dir
 from scorer.errors import InputError
 from scorer.evidence.benchmark import (
@@ -28,8 +29,11 @@ from scorer.evidence.benchmark_data import (
     model_columns,
     read_judged,
 )
+from scorer.evidence.genres import GENRES, genres_of
 
-__all__ = ["BenchmarkRun", "FileResult", "judgement_files", "run_benchmark"]
+__all__ = ["LODO_LABEL", "BenchmarkRun", "FileResult", "judgement_files", "run_benchmark"]
+
+LODO_LABEL = "calibrated (LODO)"
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,10 @@ class BenchmarkRun:
     notes: list[str] = field(default_factory=list)
     # model -> file -> statistic -> this aggregate's score minus the first aggregate's
     versus_first: dict[str, dict[str, dict[str, Difference]]] = field(default_factory=dict)
+    protocol: str = "plain"
+    genres: dict[str, str] = field(default_factory=dict)  # file -> genre
+    held_out: dict[str, str] = field(default_factory=dict)  # file -> how the second stage was
+    second_stage: dict[str, dict] = field(default_factory=dict)  # file -> its choices
 
 
 def judgement_files(dev: str | Path, files: Sequence[str] = ()) -> list[Path]:
@@ -84,7 +92,16 @@ def _labels(scorers: Sequence, names: Sequence[str]) -> list[str]:
 
 
 def _columns(
-    scorers, labels, paths, aggregates, *, cache_dir, human_field, keep_references, n_jobs
+    scorers,
+    labels,
+    paths,
+    aggregates,
+    *,
+    cache_dir,
+    human_field,
+    keep_references,
+    n_jobs,
+    readings=False,
 ) -> dict[str, list[FileColumns]]:
     """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached."""
     out: dict[str, list[FileColumns]] = {how: [] for how in aggregates}
@@ -99,6 +116,10 @@ def _columns(
             )
         first = per_model[labels[0]]
         base = baseline_columns(first["whole"][1], judged.texts, judged.refs)
+        extra = {}
+        if readings:  # the second stage's inputs beside the features (protocol "lodo")
+            filled = fill_placeholders(judged.texts, scorers[0].placeholders)
+            extra = scorers[0].readings(filled, cache_dir=cache_dir)
         for how in aggregates:
             rows = first[how][1]
             features = {k: np.array([r[k] for r in rows], dtype=float) for k in rows[0]}
@@ -111,6 +132,7 @@ def _columns(
                     base,
                     features,
                     judged.counts,
+                    extra,
                 )
             )
     return out
@@ -181,10 +203,22 @@ def run_benchmark(
     n_jobs: int = 1,
     n_samples: int = 1000,
     seed: int = 12345,
+    protocol: str = "plain",
+    second_stage=None,
+    genres: Mapping[str, str] | None = None,
 ) -> list[BenchmarkRun]:
     """One `BenchmarkRun` per aggregate. Feature rows come from each scorer's rows
     (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
-    computed in `n_jobs` processes where missing."""
+    computed in `n_jobs` processes where missing.
+
+    `protocol` "lodo": `second_stage(files, genres)` (`training.lodo.lodo_columns`: scorer
+    must not import training) returns, per file, a second stage's scores fitted on the other
+    files of its genre (folds of its inputs in a genre of one file) and how it was held out;
+    they are scored as one more model column, "calibrated (LODO)", beside the first model."""
+    if protocol not in ("plain", "lodo"):
+        raise InputError(f"unknown protocol {protocol!r}; choose plain or lodo")
+    if protocol == "lodo" and second_stage is None:
+        raise InputError("protocol lodo needs a second stage to fit (training.lodo)")
     if not scorers:
         raise InputError("give at least one model")
     labels = _labels(scorers, names or [s.name for s in scorers])
@@ -197,7 +231,21 @@ def run_benchmark(
         human_field=human_field,
         keep_references=keep_references,
         n_jobs=n_jobs,
+        readings=protocol == "lodo",
     )
+    file_genres = genres_of([p.stem for p in paths], genres or GENRES)
+    held_out: dict[str, dict[str, str]] = {how: {} for how in aggregates}
+    choices: dict[str, dict[str, dict]] = {how: {} for how in aggregates}
+    if protocol == "lodo":
+        if getattr(scorers[0], "calibration", None) is not None:
+            raise InputError("protocol lodo fits its own second stage: give a GLEU model first")
+        for how in aggregates:
+            scores, info = second_stage(columns[how], file_genres)
+            for f in columns[how]:
+                f.models[LODO_LABEL] = scores[f.name]
+                held_out[how][f.name] = info[f.name]["held_out"]
+                choices[how][f.name] = info[f.name]
+        labels = [*labels, LODO_LABEL]
     runs = []
     for how in aggregates:
         versus = _versus(columns[aggregates[0]], columns[how], n_samples, seed)
@@ -205,7 +253,21 @@ def run_benchmark(
         if len(paths) < 2:
             notes.append("one file: no other file to take a feature's direction from: no features")
         results = _evaluate(columns[how], n_samples=n_samples, seed=seed)
-        runs.append(BenchmarkRun(how, results, labels, n_samples, seed, notes, versus))
+        runs.append(
+            BenchmarkRun(
+                how,
+                results,
+                labels,
+                n_samples,
+                seed,
+                notes,
+                versus,
+                protocol,
+                {f: g for f, g in file_genres.items()},
+                held_out[how],
+                choices[how],
+            )
+        )
     return runs
 
 
@@ -232,6 +294,10 @@ def as_dict(run: BenchmarkRun) -> dict:
             "models": run.models,
             "bootstrap": {"n_samples": run.n_samples, "seed": run.seed},
             "notes": run.notes,
+            "protocol": run.protocol,
+            "genres": run.genres,
+            "held_out": run.held_out,
+            "second_stage": run.second_stage,
             "versus_first_aggregate": {
                 m: {f: {w: asdict(d) for w, d in ds.items()} for f, ds in files.items()}
                 for m, files in run.versus_first.items()

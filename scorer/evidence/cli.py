@@ -38,6 +38,8 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         n_jobs=args.jobs,
         n_samples=args.samples,
         seed=seed,
+        protocol=args.protocol,
+        second_stage=_second_stage(args) if args.protocol == "lodo" else None,
     )
     robust = None
     if args.robustness:
@@ -72,7 +74,8 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
             args.results,
             command_line(args.benchmark_parser, args, before),
             models={
-                m: s.card.get("model_sha256") for m, s in zip(runs[0].models, scorers, strict=True)
+                m: s.card.get("model_sha256")
+                for m, s in zip(runs[0].models[: len(scorers)], scorers, strict=True)
             },
             robustness=robustness_markdown(robust) if robust is not None else None,
         )
@@ -84,6 +87,13 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _second_stage(args):
+    # Fitted with the training package's second stage, as robustness sets are built with it.
+    from training.lodo import second_stage
+
+    return second_stage(regressors=args.regressor or None)
 
 
 def _add_benchmark(sub) -> None:
@@ -105,6 +115,20 @@ def _add_benchmark(sub) -> None:
     add_aggregate_option(bm, allow_all=True)
     bm.add_argument(
         "--keep-references", action="store_true", help="score human reference texts too"
+    )
+    bm.add_argument(
+        "--protocol",
+        choices=("plain", "lodo"),
+        default="plain",
+        help="lodo: add a second stage fitted on the other files of each file's genre "
+        "(scorer/evidence/genres.py), judged on the file it left out; a genre of one file "
+        "is held out by folds of its inputs, marked as such",
+    )
+    bm.add_argument(
+        "--regressor",
+        action="append",
+        default=[],
+        help="with --protocol lodo: second-stage candidates to choose from (default: all); repeat",
     )
     bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")

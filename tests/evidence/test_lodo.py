@@ -1,0 +1,115 @@
+"""`fluency benchmark --protocol lodo` with the real default model on small judgement files: each
+file's second stage is fitted on the other files of its genre only (a file's own judgements
+never reach its scores), a genre of one file is held out by folds and says so, and the report
+has the per-genre table."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from scorer.cli import main
+from scorer.evidence.benchmark_report import markdown
+from scorer.evidence.benchmark_run import LODO_LABEL, run_benchmark
+from scorer.evidence.genres import GENRES, genre_of
+from training.lodo import second_stage
+
+SENTENCES = [
+    "The company said profits rose in the first quarter.",
+    "Shares of the bank fell after it reported a loss.",
+    "The hotel is near the station and has a pool.",
+    "Our restaurant serves Italian food in the city centre.",
+    "She has lived in London for ten years.",
+    "Analysts expect the dollar to strengthen against the yen.",
+    "The board approved a new dividend payable in June.",
+    "Traders said the market was quiet ahead of the meeting.",
+    "The museum opens at nine and closes at five.",
+    "He bought a red car from his neighbour last week.",
+]
+
+
+def _file(path, seed: int, flip: bool = False):
+    rng = random.Random(seed)
+    lines = []
+    for i, text in enumerate(SENTENCES):
+        words = text.rstrip(".").split()
+        rng.shuffle(words)
+        for system, out, score in (("good", text, 3.0), ("bad", " ".join(words), 1.0)):
+            score = (score + rng.random() * 0.1) * (-1.0 if flip else 1.0)
+            lines.append(
+                {"text": out, "score": score, "scores": {}, "refs": [], "group": str(i),
+                 "system": system}
+            )  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+@pytest.fixture(scope="module")
+def default():
+    from scorer.scoring import load_scorer
+
+    return load_scorer("default")
+
+
+def test_every_dev_file_has_its_genre():
+    assert genre_of("e2e2017") == genre_of("novikova2017_bagel") == "data-to-text"
+    assert genre_of("mqm_newstest2020_zhen") == genre_of("mqm_newstest2021_zhen") == "mt"
+    assert genre_of("my_own_file") == "my_own_file"  # a file not listed is a genre of its own
+    assert set(GENRES.values()) == {"data-to-text", "mt", "summaries", "acceptability"}
+
+
+def test_a_file_is_scored_by_a_stage_fitted_on_the_other_files_of_its_genre(tmp_path, default):
+    paths = [_file(tmp_path / "alpha.jsonl", 1), _file(tmp_path / "beta.jsonl", 2)]
+    paths.append(_file(tmp_path / "gamma.jsonl", 3))
+    genres = {"alpha": "g", "beta": "g", "gamma": "alone"}
+    kwargs = {
+        "aggregates": ["whole"],
+        "cache_dir": tmp_path / "rows",
+        "n_samples": 100,
+        "protocol": "lodo",
+        "second_stage": second_stage(regressors=["ridge(alpha=10)", "ranker(C=1)"]),
+        "genres": genres,
+    }
+    (run,) = run_benchmark([default], paths, **kwargs)
+    assert run.models == ["default", LODO_LABEL]
+    assert run.held_out == {
+        "alpha": "dataset",
+        "beta": "dataset",
+        "gamma": "5 folds of inputs",
+    }
+    assert run.second_stage["alpha"]["trained_on"] == ["beta"]
+    alpha = next(f for f in run.files if f.name == "alpha")
+    assert alpha.table[LODO_LABEL].spearman > 0.5  # people prefer the real sentences
+    assert set(alpha.differences[LODO_LABEL]) == {"spearman", "kendall"}
+
+    # Alpha's own judgements turned upside down: its scores do not move (they come from beta),
+    # while beta's, fitted on the new alpha, do.
+    _file(tmp_path / "alpha.jsonl", 1, flip=True)
+    (again,) = run_benchmark([default], paths, **kwargs)
+    a0, a1 = (next(f for f in r.files if f.name == "alpha") for r in (run, again))
+    assert a1.table[LODO_LABEL].spearman == pytest.approx(-a0.table[LODO_LABEL].spearman)
+    b0, b1 = (next(f for f in r.files if f.name == "beta") for r in (run, again))
+    assert b1.table[LODO_LABEL].spearman < b0.table[LODO_LABEL].spearman
+
+    text = markdown(again, full=False)
+    assert "Per genre" in text and "not measurable by LODO: 5 folds of inputs" in text
+    assert "| alpha | g | dataset | beta |" in text
+
+
+def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, capsys):
+    for name, seed in (("alpha", 1), ("beta", 2)):
+        _file(tmp_path / f"{name}.jsonl", seed)
+    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--samples", "100"]
+    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
+    argv += ["--no-robustness", "--format", "json"]
+    assert main(argv) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["protocol"] == "lodo" and run["models"][-1] == LODO_LABEL
+    # Two files of no listed genre are two genres of one file each: folds, said so.
+    assert set(run["held_out"].values()) == {"5 folds of inputs"}
+    assert np.isfinite(run["files"][0]["columns"][LODO_LABEL]["spearman"])
+    assert main([*argv, "--model", "calibrated"]) == 2
+    assert "GLEU model" in capsys.readouterr().err
