@@ -237,11 +237,13 @@ def cmd_glue_test(args, config) -> int:
 
 
 def add_commands(sub) -> None:
+    from scorer.commands.options import add_jobs_option, add_model_option
+
     glue = sub.add_parser(
         "glue-test",
         help="Mutton et al.'s test: real n-token sentences vs glued ones, accuracy and Spearman",
     )
-    glue.add_argument("--model", help="model folder or name (default: the default model)")
+    add_model_option(glue)
     glue.add_argument("--corpus", nargs="+", required=True, help="held-out text (Reuters test)")
     glue.add_argument("--n", type=int, default=24, help="sentence length in tokens")
     glue.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 4, 8])
@@ -255,5 +257,5 @@ def add_commands(sub) -> None:
         "text (not the LM's), tested on 150 + 150 from --corpus",
     )
     glue.add_argument("--train-per-class", type=int, default=1000)
-    glue.add_argument("--jobs", type=int, default=1, help="feature processes (--train-corpus)")
+    add_jobs_option(glue, help="feature processes (--train-corpus)")
     glue.set_defaults(func=cmd_glue_test)

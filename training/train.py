@@ -255,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from scorer.commands.options import add_jobs_option
+
     ap.add_argument(
         "--corpus",
         nargs="+",
@@ -286,7 +288,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         default=list(ERROR_KINDS),
         help="one-error negatives, cycled (training/negatives.py)",
     )
-    ap.add_argument("--jobs", type=int, default=2, help="feature-extraction processes")
+    add_jobs_option(ap, default=2, help="feature-extraction processes")
     ap.add_argument(
         "--lm",
         help="language-model folder (fluency train-lm); default: the shipped "
