@@ -4,6 +4,13 @@
     >>> scorer = load_scorer("default")
     >>> scorer.score(["The company said profits rose in the first quarter."])
 
+Several bundles at once, those on the same GLEU base sharing the LM, the parsers and the rows
+already read (`scorer.bundles`):
+
+    >>> from scorer import load_scorers
+    >>> scorers = load_scorers(["default", "calibrated"])  # {name: FluencyScorer}
+    >>> scorers["calibrated"].score(["The company said profits rose in the first quarter."])
+
 The names below are the public API. They are imported on first use (PEP 562), so `import
 scorer` and `fluency --help` do not load spaCy, scikit-learn or torch.
 """
@@ -23,6 +30,7 @@ __all__ = [
     "ScorerError",
     "all_pairs",
     "load_scorer",
+    "load_scorers",
     "paired_approximate_randomization",
     "paired_bootstrap",
     "rerank",
@@ -37,6 +45,7 @@ _WHERE = {
     "FluencyScorer": "scorer.scoring",
     "Score": "scorer.scoring",
     "load_scorer": "scorer.scoring",
+    "load_scorers": "scorer.bundles",
     "Ranked": "scorer.rerank",
     "rerank": "scorer.rerank",
     "score_accuracy": "features.accuracy",
@@ -47,6 +56,7 @@ _WHERE = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from features.accuracy import score_accuracy
+    from scorer.bundles import load_scorers
     from scorer.errors import FeatureError, InputError, ModelLoadError, ScorerError
     from scorer.evidence.significance import (
         all_pairs,

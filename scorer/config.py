@@ -20,6 +20,10 @@ DEFAULTS: dict[str, Any] = {
     "SPACY_MODEL": ",".join(DEFAULT_MODELS),
     "MODELS_DIR": str(MODELS_DIR),
     "MODEL_PATH": str(MODELS_DIR / "default"),
+    # Several bundles served at once, comma-separated names under MODELS_DIR (or folders); the
+    # first is the default, a request names another with "model". Unset: MODEL_PATH alone.
+    # Bundles on the same GLEU base share the LM, the parsers and the rows (scorer/bundles.py).
+    "MODELS": "",
     "MAX_BATCH": 64,  # sentences / candidates per request
     "MAX_CHARS": 2000,  # characters per sentence
     "MAX_CONTENT_LENGTH": 1_000_000,  # bytes per request body

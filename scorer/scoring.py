@@ -117,6 +117,17 @@ class FluencyScorer:
         # memory for `cache_size` texts: a repeated candidate costs no parsing at all.
         self.rows = FeatureRows(self.features, self.resources, memory=cache_size)
 
+    def share_rows(self, rows: FeatureRows) -> None:
+        """Read feature rows through `rows` (and its resources), which other scorers of the same
+        extractors and artefacts may hold too (`scorer.bundles.load_scorers`): a text parsed for
+        one of them is then not parsed again for another while it is in memory."""
+        if tuple(rows.features) != tuple(self.features):
+            raise ModelLoadError(
+                f"model {self.name} reads {list(self.features)}, the rows given are of "
+                f"{list(rows.features)}"
+            )
+        self.rows, self.resources = rows, rows.resources
+
     @property
     def cache(self) -> FeatureCache:
         """The rows kept in memory (`FLUENCY_FEATURE_CACHE` texts)."""

@@ -1,11 +1,12 @@
 """The Flask app factory: configuration, the served model, the /v1 API, errors, logs, metrics.
 
 Configuration: `scorer.config.DEFAULTS`, then `FLUENCY_*` environment variables, then the
-`config` mapping. The model bundle and the spaCy pipeline load here, once per process, before
-the first request. Under `gunicorn --preload` that is once in the master, and the workers share
-it copy-on-write (gunicorn.conf.py keeps torch and BLAS single-threaded so that is safe after
-fork). A missing or broken bundle does not stop the process: /healthz answers, /readyz and the
-scoring endpoints answer 503 with the reason, and an admin reload can fix it.
+`config` mapping. The model bundles (MODELS, else MODEL_PATH) and the spaCy pipeline load
+here, once per process, before the first request. Under `gunicorn --preload` that is once in
+the master, and the workers share them copy-on-write (gunicorn.conf.py keeps torch and BLAS
+single-threaded so that is safe after fork). A missing or broken bundle does not stop the
+process: /healthz answers, /readyz and the scoring endpoints answer 503 with the reason, and an
+admin reload can fix it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = ["create_app"]
 def create_app(
     config: Mapping[str, Any] | None = None, *, scorer: FluencyScorer | None = None
 ) -> Flask:
-    """`scorer`: serve this already-built scorer instead of loading `MODEL_PATH`."""
+    """`scorer`: serve this already-built scorer instead of loading MODELS / MODEL_PATH."""
     app = Flask(__name__)
     app.config.from_mapping(from_env())
     master = os.environ.get("FLUENCY_GUNICORN_MASTER_PID")  # set by gunicorn.conf.py post_fork
@@ -53,7 +54,7 @@ def create_app(
 
     @app.get("/openapi.json")
     def openapi():
-        return build_spec(app.config)
+        return build_spec(app.config, holder.names())
 
     app.register_blueprint(api.bp, url_prefix="/v1")
     app.register_blueprint(explain_api.bp, url_prefix="/v1")

@@ -1,9 +1,11 @@
-"""The /v1 blueprint: score, rerank, accuracy, the model card, and the admin reload.
+"""The /v1 blueprint: score, rerank, accuracy, the models and the model card, the admin reload.
 
 Each view reads its body (`body.py`: JSON shapes and types, 400), has the library check what
 it asks for (`scorer.limits`, `scorer.rerank.check_rerank`: texts and cost, 422) before any
 work, then takes the worker's work slot (`work.py`) and calls the library with the request's
-deadline. It returns a dict naming the model used. The web layer never touches features.
+deadline. A scoring request may name one of the loaded models (`"model"`, `GET /v1/models`;
+422 for another name); it returns a dict naming the model used. The web layer never touches
+features.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
 from scorer.limits import Limits
 from scorer.rerank import check_rerank, rank
+from scorer.scoring import FluencyScorer
 from scorer.web import body, metrics, work
 from scorer.web.errors import AdminDisabledError, AuthError, BodyError
 from scorer.web.reloads import ReloadGate
-from scorer.web.state import ModelHolder, NotReadyError
+from scorer.web.state import Loaded, ModelHolder, NotReadyError
 
 __all__ = ["bp"]
 
@@ -44,6 +47,11 @@ def _gate() -> ReloadGate:
     return gate
 
 
+def _pick(loaded: Loaded, data: dict[str, Any]) -> FluencyScorer:
+    """The model the body names (`"model"`), else the default; 422 for one not loaded."""
+    return loaded.pick(body.optional(data, "model", "string"))
+
+
 def _limits() -> Limits:
     return Limits.from_config(current_app.config)
 
@@ -60,13 +68,14 @@ def _finite(value: Any) -> Any:
 @bp.post("/score")
 def score():
     loaded = _holder().get()
-    data = body.read_object(("sentences", "features"))
+    data = body.read_object(("sentences", "features", "model"))
+    scorer = _pick(loaded, data)
     sentences = _limits().sentences(body.text_list(data, "sentences"))
     want = body.optional(data, "features", "boolean", False)
     deadline = work.deadline()
     with work.slot().hold(deadline):
         scores = in_chunks(
-            lambda chunk: loaded.scorer.score_texts(chunk, with_features=want),
+            lambda chunk: scorer.score_texts(chunk, with_features=want),
             sentences,
             deadline.check,
         )
@@ -77,13 +86,14 @@ def score():
         if want:
             item["features"] = s.features
         items.append(item)
-    return {"model": loaded.scorer.name, "scores": items}
+    return {"model": scorer.name, "scores": items}
 
 
 @bp.post("/rerank")
 def rerank_view():
     loaded = _holder().get()
-    data = body.read_object(("candidates", "references", "weights", "top_k"))
+    data = body.read_object(("candidates", "references", "weights", "top_k", "model"))
+    scorer = _pick(loaded, data)
     candidates = body.text_list(data, "candidates")
     references = body.text_list(data, "references") if "references" in data else None
     weights = body.optional(data, "weights", "object")
@@ -95,7 +105,7 @@ def rerank_view():
     inputs = check_rerank(candidates, references, weights=weights, top_k=top_k, limits=_limits())
     deadline = work.deadline()
     with work.slot().hold(deadline):
-        ranked = rank(loaded.scorer, inputs, deadline.check)
+        ranked = rank(scorer, inputs, deadline.check)
     metrics.texts_scored(len(candidates))
     items = []
     for r in ranked:
@@ -109,7 +119,7 @@ def rerank_view():
         if references is not None:
             item["accuracy"] = _finite(r.accuracy)
         items.append(item)
-    return {"model": loaded.scorer.name, "weights": inputs.weights, "ranked": items}
+    return {"model": scorer.name, "weights": inputs.weights, "ranked": items}
 
 
 @bp.post("/accuracy")
@@ -138,6 +148,12 @@ def accuracy():
         "corpus": _finite(report.corpus),
         "signatures": report.signatures,
     }
+
+
+@bp.get("/models")
+def models():
+    loaded = _holder().get()
+    return {"default": loaded.scorer.name, "models": loaded.listing()}
 
 
 @bp.get("/model")

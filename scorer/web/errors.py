@@ -6,8 +6,9 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
 
 - `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400.
 - `InputError` from the library: well-formed but not accepted (empty list, too many items,
-  too long a text, a weight that needs references...) -> 422; `CostError`, over one of the
-  cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
+  too long a text, a weight that needs references...) -> 422; a model not loaded
+  (`UnknownModelError`) -> 422 `unknown-model`, with `models` (those loaded); `CostError`,
+  over one of the cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
 - `DeadlineExceededError` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
   with `Retry-After`: the work stopped, the worker goes on.
@@ -30,7 +31,7 @@ from scorer.deadline import DeadlineExceededError
 from scorer.errors import InputError, ModelLoadError
 from scorer.limits import CostError
 from scorer.web.reloads import RateLimitedError, ReloadPendingError
-from scorer.web.state import NotReadyError
+from scorer.web.state import NotReadyError, UnknownModelError
 from scorer.web.work import BusyError
 
 __all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "problem", "register"]
@@ -49,6 +50,7 @@ PROBLEM_TYPES: dict[str, int] = {
     "unsupported-encoding": 415,
     "unsupported-input": 422,
     "too-costly": 422,
+    "unknown-model": 422,
     "model-load-failed": 422,
     "too-many-reloads": 429,
     "internal-error": 500,
@@ -106,6 +108,10 @@ def register(app: Flask) -> None:
         if isinstance(exc, CostError):
             return problem(422, "too-costly", str(exc), limit=exc.limit, limit_value=exc.value)
         return problem(422, "unsupported-input", str(exc))
+
+    @app.errorhandler(UnknownModelError)
+    def unknown_model(exc: UnknownModelError):
+        return problem(422, "unknown-model", str(exc), models=exc.names)
 
     @app.errorhandler(DeadlineExceededError)
     def deadline(exc: DeadlineExceededError):

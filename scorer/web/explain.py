@@ -3,8 +3,8 @@
 Same body and limits (`scorer.limits`) as /v1/score (`sentences`), plus `top`: how many
 contributions to list (default 10; the rest are summed in `rest`), and `locate_nulls`: mark
 which words Link Grammar skips in a sentence that needs more than one null word (a second
-parse of such sentences; off by default). The score is the one /v1/score gives, from the same
-parse as the spans.
+parse of such sentences; off by default), and `model`, as /v1/score. The score is the one
+/v1/score gives, from the same parse as the spans.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ DEFAULT_TOP = 10
 @bp.post("/explain")
 def explain():
     loaded = current_app.extensions["fluency"].get()
-    data = body.read_object(("sentences", "top", "locate_nulls"))
+    data = body.read_object(("sentences", "top", "locate_nulls", "model"))
+    scorer = loaded.pick(body.optional(data, "model", "string"))
     sentences = body.text_list(data, "sentences")
     top = body.optional(data, "top", "integer", DEFAULT_TOP)
     locate = body.optional(data, "locate_nulls", "boolean", False)
@@ -36,13 +37,13 @@ def explain():
     deadline = work.deadline()
     with work.slot().hold(deadline):  # one scoring request at a time per worker, as /v1/score
         explained = in_chunks(
-            lambda chunk: explain_texts(loaded.scorer, chunk, locate_nulls=locate),
+            lambda chunk: explain_texts(scorer, chunk, locate_nulls=locate),
             sentences,
             deadline.check,
         )
     metrics.texts_scored(len(sentences))
     return {
-        "model": loaded.scorer.name,
+        "model": scorer.name,
         "lm_threshold": {"value": LM_THRESHOLD, "of": LM_THRESHOLD_MEANS},
         "typical": TYPICAL_MEANS,
         "explanations": [{"index": i, **as_dict(e, top=top)} for i, e in enumerate(explained)],

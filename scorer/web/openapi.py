@@ -8,7 +8,7 @@ its schema (OpenAPI 3.1 schemas are JSON Schema 2020-12).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.web.schemas import ref, schemas
@@ -37,7 +37,8 @@ _ERRORS_POST = {
     "422": _problem(
         "Well-formed but not accepted: empty list, too many items, a text empty, whitespace, "
         "too long or holding control characters, unknown or unusable weight, top_k < 1; "
-        "or over a cost limit (type /problems/too-costly, with `limit` and `limit_value`: "
+        "a `model` that is not loaded (type /problems/unknown-model, with `models`: those "
+        "loaded); or over a cost limit (type /problems/too-costly, with `limit` and `limit_value`: "
         "MAX_ALIGN_TOKENS, MAX_PAIRS, MAX_ALIGN_WORK, MAX_REQUEST_TOKENS). Token limits are "
         "counted on the texts and cannot be said in JSON Schema"
     ),
@@ -78,7 +79,8 @@ def _post(summary: str, request: str, response: str, extra: dict | None = None) 
     }
 
 
-def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def build_spec(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any]:
+    """The document for the settings `cfg` and the names of the `models` served."""
     not_ready = {"503": _problem("No model loaded (see /readyz)")}
     busy = {"503": _problem(f"No model loaded (see /readyz); or: {_BUSY}")}
     reload_ = _post(
@@ -123,9 +125,16 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "AccuracyResponse",
                 {"503": _problem(f"No parser loaded; or: {_BUSY}")},
             ),
+            "/v1/models": {
+                "get": {
+                    "summary": "The models served (FLUENCY_MODELS), the default first; a "
+                    "request names one with `model`",
+                    "responses": {"200": _json(ref("ModelsResponse"), "OK"), **not_ready},
+                }
+            },
             "/v1/model": {
                 "get": {
-                    "summary": "The served model's card",
+                    "summary": "The default model's card",
                     "responses": {"200": _json(ref("ModelResponse"), "OK"), **not_ready},
                 }
             },
@@ -161,7 +170,7 @@ def build_spec(cfg: Mapping[str, Any]) -> dict[str, Any]:
             },
         },
         "components": {
-            "schemas": schemas(cfg),
+            "schemas": schemas(cfg, models),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "responses": {"NotFound": _problem("No such path (404); wrong method is 405")},
         },

@@ -7,7 +7,7 @@ of the service against them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from features.accuracy import METRICS
@@ -69,8 +69,18 @@ def _texts(description: str, max_items: int, max_chars: int) -> dict[str, Any]:
     }
 
 
-def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def _model(models: Sequence[str]) -> dict[str, Any]:
+    """The optional `model` of a scoring request: one of the names served."""
+    described = {
+        "description": "The model to score with, by name (GET /v1/models); default: the first "
+        "of FLUENCY_MODELS. Another name is 422 /problems/unknown-model"
+    }
+    return {"enum": list(models), **described} if models else {"type": "string", **described}
+
+
+def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any]:
     number_or_null = {"type": ["number", "null"]}
+    model = _model(models)
     return {
         "Problem": {
             "type": "object",
@@ -84,6 +94,11 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                 "request_id": {"type": "string"},
                 "limit": {"type": "string", "description": "too-costly: the setting refused"},
                 "limit_value": {"type": "integer", "description": "too-costly: its value"},
+                "models": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "unknown-model: the models loaded",
+                },
             },
         },
         "ScoreRequest": {
@@ -93,13 +108,14 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "properties": {
                 "sentences": _texts("Texts to score", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
                 "features": {"type": "boolean", "default": False},
+                "model": model,
             },
         },
         "ScoreResponse": {
             "type": "object",
             "required": ["model", "scores"],
             "properties": {
-                "model": {"type": "string"},
+                "model": {"type": "string", "description": "the model that scored"},
                 "scores": {
                     "type": "array",
                     "items": {
@@ -144,6 +160,7 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "Without references only `fluency` may be named",
                 },
                 "top_k": {"type": "integer", "minimum": 1},
+                "model": model,
             },
             "anyOf": [  # accuracy weights need references
                 {"required": ["references"]},
@@ -154,7 +171,7 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
             "type": "object",
             "required": ["model", "weights", "ranked"],
             "properties": {
-                "model": {"type": "string"},
+                "model": {"type": "string", "description": "the model that scored"},
                 "weights": {
                     "type": "object",
                     "description": "Weights used, normalised to sum to 1",
@@ -236,6 +253,19 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "(FLUENCY_PLACEHOLDERS)",
                 },
                 "loaded_at": {"type": "string"},
+                "models": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "every model served, this (the default) first",
+                },
+            },
+        },
+        "ModelsResponse": {
+            "type": "object",
+            "required": ["default", "models"],
+            "properties": {
+                "default": {"type": "string", "description": "the model used when none is named"},
+                "models": {"type": "array", "items": _listed_model(), "minItems": 1},
             },
         },
         "ModelResponse": {
@@ -274,6 +304,7 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     "default": False,
                     "description": "mark which words Link Grammar skips where it skips several",
                 },
+                "model": model,
             },
         },
         "ExplainResponse": _explain_response(),
@@ -285,7 +316,47 @@ def schemas(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "Ready": {
             "type": "object",
             "required": ["status", "model"],
-            "properties": {"status": {"const": "ready"}, "model": {"type": "string"}},
+            "properties": {
+                "status": {"const": "ready"},
+                "model": {"type": "string", "description": "the default model"},
+            },
+        },
+    }
+
+
+def _listed_model() -> dict[str, Any]:
+    string_or_null = {"type": ["string", "null"]}
+    return {
+        "type": "object",
+        "required": [
+            "name",
+            "default",
+            "calibrated",
+            "model_sha256",
+            "genre",
+            "aggregate",
+            "summary",
+        ],
+        "properties": {
+            "name": {"type": "string", "description": "what a request's `model` names"},
+            "default": {"type": "boolean"},
+            "calibrated": {
+                "type": "boolean",
+                "description": "the bundle has a calibration stage: `fluency` is on the human "
+                "scale, `gleu` is the GLEU stage's",
+            },
+            "model_sha256": {
+                "type": ["string", "null"],
+                "description": "the GLEU stage's hash: models with the same one share it",
+            },
+            "genre": {**string_or_null, "description": "the genre it was calibrated for"},
+            "aggregate": {
+                "type": "string",
+                "description": "how a text of several sentences is read",
+            },
+            "summary": {**string_or_null, "description": "the card's one-line description"},
+            "features": {"type": "array", "items": {"type": "string"}},
+            "path": {"type": "string"},
         },
     }
 
@@ -344,7 +415,7 @@ def _explain_response() -> dict[str, Any]:
         "type": "object",
         "required": ["model", "lm_threshold", "typical", "explanations"],
         "properties": {
-            "model": {"type": "string"},
+            "model": {"type": "string", "description": "the model that explained"},
             "lm_threshold": {
                 "type": "object",
                 "required": ["value", "of"],

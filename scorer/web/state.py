@@ -1,10 +1,14 @@
-"""The model a process serves, and how it is replaced without dropping a request.
+"""The models a process serves, and how they are replaced without dropping a request.
 
-A `ModelHolder` owns one `Loaded` value (scorer, bundle path, load time). A request reads it
-once, at its start, and uses that object to the end, so a swap halfway through a request never
-mixes two models. `reload` builds the new scorer completely (bundle checks, spaCy pipeline and
-resources, one warm-up sentence through the whole path) before one attribute assignment makes
-it current; if anything fails the old value stays and the error is raised.
+A `ModelHolder` owns one `Loaded` value: the bundles of MODELS (else MODEL_PATH alone), loaded
+together so that bundles on the same GLEU base share their resources and feature rows
+(`scorer.bundles`), the first the default, and the load time. A request reads it once, at its
+start, picks the model it names (`Loaded.pick`) and uses that object to the end, so a swap
+halfway through a request never mixes two models. `reload` builds the new set completely
+(bundle checks, spaCy pipeline and resources, one warm-up sentence through each model) before
+one attribute assignment makes it current; if anything fails the old value stays and the error
+is raised. `reload(path)` makes that bundle the default: moved to the front if it is in the set,
+else in the place of the old default.
 
 Under gunicorn each worker is its own process with its own holder. `request_reload` makes all
 of them agree: it records the bundle to serve in a file named after the gunicorn master and
@@ -22,16 +26,25 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
-from scorer.errors import ModelLoadError, ScorerError
-from scorer.scoring import FluencyScorer, load_scorer
+from scorer.bundle import bundle_folder
+from scorer.bundles import configured_models, describe, load_scorers
+from scorer.errors import InputError, ModelLoadError, ScorerError
+from scorer.scoring import FluencyScorer
 
-__all__ = ["Loaded", "ModelHolder", "NotReadyError", "consume_reload_target", "request_reload"]
+__all__ = [
+    "Loaded",
+    "ModelHolder",
+    "NotReadyError",
+    "UnknownModelError",
+    "consume_reload_target",
+    "request_reload",
+]
 
 logger = logging.getLogger(__name__)
 WARM_UP = "The committee will meet again next week to discuss the budget."
@@ -41,11 +54,39 @@ class NotReadyError(ScorerError):
     """No model is being served (missing or broken bundle at start-up)."""
 
 
+class UnknownModelError(InputError):
+    """A request named a model that is not loaded (422, listing those that are)."""
+
+    def __init__(self, name: str, names: Sequence[str]):
+        self.names = list(names)
+        super().__init__(
+            f"no model {name!r} is loaded here; the loaded models are {', '.join(self.names)} "
+            "(GET /v1/models)"
+        )
+
+
 @dataclass(frozen=True)
 class Loaded:
-    scorer: FluencyScorer
-    path: str
+    scorer: FluencyScorer  # the default model
+    path: str  # its bundle
     loaded_at: float  # Unix time
+    # Every model served, by name, the default first, and their bundles (same order).
+    models: dict[str, FluencyScorer] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not self.models:
+            object.__setattr__(self, "models", {self.scorer.name: self.scorer})
+            object.__setattr__(self, "paths", (self.path,))
+
+    def pick(self, name: str | None) -> FluencyScorer:
+        """The model a request names, the default when it names none."""
+        if name is None:
+            return self.scorer
+        found = self.models.get(name)
+        if found is None:
+            raise UnknownModelError(name, list(self.models))
+        return found
 
     def summary(self) -> dict[str, Any]:
         card = self.scorer.card
@@ -56,7 +97,16 @@ class Loaded:
             "features": card.get("features", []),
             "placeholders": list(self.scorer.placeholders),
             "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.loaded_at)),
+            "models": list(self.models),
         }
+
+    def listing(self) -> list[dict[str, Any]]:
+        """`scorer.bundles.describe` of each model served, with its bundle and the default
+        flagged."""
+        return [
+            {**describe(s), "default": s is self.scorer, "path": p}
+            for s, p in zip(self.models.values(), self.paths, strict=True)
+        ]
 
 
 class ModelHolder:
@@ -67,7 +117,8 @@ class ModelHolder:
         self.spacy_model = config.get("SPACY_MODEL")
         self.cache_size = int(config.get("FEATURE_CACHE", 0))  # per model: a reload empties it
         self.placeholders = parse_placeholders(config.get("PLACEHOLDERS", DEFAULT_PLACEHOLDERS))
-        self.path = str(config["MODEL_PATH"])
+        self.paths = configured_models(config)
+        self.path = self.paths[0]
         self.current: Loaded | None = None
         self.error: str | None = None
         self._lock = threading.Lock()  # one reload at a time; readers never wait
@@ -80,39 +131,61 @@ class ModelHolder:
             raise NotReadyError(self.error or "no model loaded")
         return current
 
+    def names(self) -> list[str]:
+        """The models served (the configured bundles' folder names before any is loaded)."""
+        current = self.current
+        return list(current.models) if current else [Path(p).name for p in self.paths]
+
     def load_initial(self) -> None:
         """Load at start-up; a failure leaves the process up but not ready (/readyz 503)."""
         try:
-            self.reload(self.path)
+            self.reload()
         except ScorerError as exc:
-            self.error = f"model {self.path} not loaded: {exc}"
+            self.error = f"model {', '.join(self.paths)} not loaded: {exc}"
             logger.error("%s", self.error)
 
+    def _set_for(self, path: str | None) -> list[str]:
+        """The bundles to load: those served now, with `path` made the default (module doc)."""
+        paths = list(self.current.paths if self.current else self.paths)
+        if path is None:
+            return paths
+
+        def where(p: str) -> Path:
+            return bundle_folder(p, self.models_dir).resolve()
+
+        target = where(path)
+        rest = paths if any(where(p) == target for p in paths) else paths[1:]
+        return [path, *(p for p in rest if where(p) != target)]
+
     def reload(self, path: str | None = None) -> Loaded:
-        """Load `path` (default: the bundle served now) fully, then swap it in."""
-        path = str(path or (self.current.path if self.current else self.path))
+        """Load the set (`path`: the new default, see the module doc) fully, then swap it in."""
+        paths = [str(p) for p in self._set_for(str(path) if path else None)]
         with self._lock:
             started = time.perf_counter()
-            scorer = load_scorer(
-                path,
+            models = load_scorers(
+                paths,
                 models_dir=self.models_dir,
                 spacy_model=self.spacy_model,
                 cache_size=self.cache_size,
                 placeholders=self.placeholders,
             )
-            try:
-                # Loads spaCy and every resource the features use, before any request needs them.
-                scorer.score([WARM_UP])
-            except Exception as exc:  # a bundle that cannot score must not be swapped in
-                raise ModelLoadError(
-                    f"model {path} loaded but cannot score ({type(exc).__name__}: {exc})"
-                ) from exc
-            loaded = Loaded(scorer, path, time.time())
-            self.current, self.path, self.error = loaded, path, None
+            for name, scorer in models.items():
+                try:
+                    # Loads spaCy and every resource the features use, before any request.
+                    scorer.score([WARM_UP])
+                except Exception as exc:  # a bundle that cannot score must not be swapped in
+                    raise ModelLoadError(
+                        f"model {name} loaded but cannot score ({type(exc).__name__}: {exc})"
+                    ) from exc
+            default = next(iter(models.values()))
+            loaded = Loaded(default, paths[0], time.time(), models, tuple(paths))
+            self.current, self.path, self.paths, self.error = loaded, paths[0], paths, None
         logger.info(
-            "serving model %s from %s (loaded in %.2f s)",
-            scorer.name,
-            path,
+            "serving model%s %s (default %s) from %s (loaded in %.2f s)",
+            "s" if len(models) > 1 else "",
+            ", ".join(models),
+            default.name,
+            ", ".join(paths),
             time.perf_counter() - started,
         )
         return loaded
