@@ -1,0 +1,221 @@
+"""Several models served at once (FLUENCY_MODELS=default,calibrated, the shipped bundles): each
+request picks one by name, an unknown name is refused with the loaded ones listed, /v1/models
+describes them, and the two bundles, built on the same GLEU model, share their resources and
+feature rows, so a text is parsed once for both. Then the same through real gunicorn workers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import jsonschema
+import pytest
+import requests
+from web.support import (
+    ADMIN_TOKEN,
+    REAL,
+    Server,
+    assert_problem,
+    shuffles,
+    start_server,
+    stop_server,
+)
+
+import features.rows
+from features.resources import MODELS_DIR
+from scorer import load_scorers
+from scorer.bundles import configured_models
+from scorer.config import from_env
+from scorer.errors import ModelLoadError
+from scorer.web import create_app
+
+NAMES = ["default", "calibrated"]
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+TEXTS = [REAL, *shuffles(REAL, 2, seed=3)]
+CONFIG = {
+    "TESTING": True,
+    "MODELS_DIR": str(MODELS_DIR),
+    "MODELS": ",".join(NAMES),
+    "ADMIN_TOKEN": ADMIN_TOKEN,
+    "RELOAD_INTERVAL": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app(CONFIG)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def _valid(client, body: dict, schema: str) -> None:
+    spec = client.get("/openapi.json").get_json()
+    ref = {"$ref": f"#/components/schemas/{schema}", "components": spec["components"]}
+    jsonschema.validate(body, ref)
+
+
+def test_the_setting_names_the_models_and_its_absence_changes_nothing():
+    env = from_env({"FLUENCY_MODELS": " default, calibrated ,"})
+    assert configured_models(env) == NAMES
+    env = from_env({"FLUENCY_MODEL_PATH": "fast"})
+    assert configured_models(env) == ["fast"]  # FLUENCY_MODELS unset: MODEL_PATH alone
+
+
+def test_each_request_is_scored_by_the_model_it_names(client):
+    plain = client.post("/v1/score", json={"sentences": TEXTS}).get_json()
+    default = client.post("/v1/score", json={"sentences": TEXTS, "model": "default"}).get_json()
+    calibrated = client.post(
+        "/v1/score", json={"sentences": TEXTS, "model": "calibrated"}
+    ).get_json()
+    assert plain == default and default["model"] == "default"
+    assert calibrated["model"] == "calibrated"
+    for d, c in zip(default["scores"], calibrated["scores"], strict=True):
+        assert d["fluency"] == pytest.approx(d["gleu"])  # no calibration stage
+        assert c["gleu"] == pytest.approx(d["gleu"])  # the same GLEU stage ...
+        assert abs(c["fluency"] - d["fluency"]) > 1e-3  # ... calibrated onto another scale
+    _valid(client, {"sentences": TEXTS, "model": "calibrated"}, "ScoreRequest")
+
+    for name, scored in (("default", default), ("calibrated", calibrated)):
+        ranked = client.post("/v1/rerank", json={"candidates": TEXTS, "model": name}).get_json()
+        assert ranked["model"] == name
+        fluency = {r["index"]: r["fluency"] for r in ranked["ranked"]}
+        assert fluency == pytest.approx({s["index"]: s["fluency"] for s in scored["scores"]})
+        explained = client.post("/v1/explain", json={"sentences": TEXTS, "model": name})
+        assert explained.get_json()["model"] == name
+        got = [e["fluency"] for e in explained.get_json()["explanations"]]
+        assert got == pytest.approx([s["fluency"] for s in scored["scores"]])
+
+
+@pytest.mark.parametrize("path", ["/v1/score", "/v1/rerank", "/v1/explain"])
+def test_an_unknown_model_is_422_listing_the_loaded_ones(client, path):
+    key = "candidates" if path == "/v1/rerank" else "sentences"
+    resp = client.post(path, json={key: [REAL], "model": "full"})
+    body = assert_problem(resp, 422, "unknown-model")
+    assert body["models"] == NAMES
+    assert "'full'" in body["detail"] and "default, calibrated" in body["detail"]
+    _valid(client, body, "Problem")
+    resp = client.post(path, json={key: [REAL], "model": 3})
+    assert_problem(resp, 400, "invalid-body")
+
+
+def test_the_schema_lists_the_names_it_accepts(client):
+    spec = client.get("/openapi.json").get_json()
+    for name in ("ScoreRequest", "RerankRequest", "ExplainRequest"):
+        assert spec["components"]["schemas"][name]["properties"]["model"]["enum"] == NAMES
+    with pytest.raises(jsonschema.ValidationError):
+        _valid(client, {"sentences": [REAL], "model": "full"}, "ScoreRequest")
+
+
+def test_models_lists_each_with_its_card_summary(client):
+    body = client.get("/v1/models").get_json()
+    _valid(client, body, "ModelsResponse")
+    assert body["default"] == "default"
+    listed = {m["name"]: m for m in body["models"]}
+    assert [m["name"] for m in body["models"]] == NAMES
+    assert listed["default"]["default"] and not listed["calibrated"]["default"]
+    assert not listed["default"]["calibrated"] and listed["calibrated"]["calibrated"]
+    assert listed["default"]["model_sha256"] == listed["calibrated"]["model_sha256"]
+    assert listed["calibrated"]["genre"] is None  # its card's calibration section names none
+    assert listed["default"]["aggregate"] in {"whole", "weighted", "mean", "min"}
+    assert client.get("/v1/model").get_json()["serving"]["models"] == NAMES
+
+
+def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, client, monkeypatch):
+    models = app.extensions["fluency"].get().models
+    default, calibrated = models["default"], models["calibrated"]
+    assert default.resources is calibrated.resources
+    assert default.rows is calibrated.rows
+    assert default.head is not calibrated.head and calibrated.calibration is not None
+
+    parsed: list[str] = []
+    real_parse = features.rows.parse
+
+    def counting(texts, **kwargs):
+        parsed.extend(texts)
+        return real_parse(texts, **kwargs)
+
+    monkeypatch.setattr(features.rows, "parse", counting)
+    text = f"The harbour master counted {time.time_ns()} boats before the storm."
+    for name in NAMES:
+        resp = client.post("/v1/score", json={"sentences": [text], "model": name})
+        assert resp.status_code == 200 and resp.get_json()["model"] == name
+    assert parsed == [text]
+
+
+def test_an_admin_reload_keeps_the_set_or_makes_a_bundle_the_default(client):
+    resp = client.post("/v1/admin/reload", json={}, headers=AUTH)
+    assert resp.status_code == 200, resp.get_json()
+    assert resp.get_json()["serving"]["models"] == NAMES
+    resp = client.post("/v1/admin/reload", json={"model": "calibrated"}, headers=AUTH)
+    assert resp.get_json()["serving"]["models"] == ["calibrated", "default"]
+    assert client.get("/v1/models").get_json()["default"] == "calibrated"
+    scored = client.post("/v1/score", json={"sentences": [REAL]}).get_json()
+    assert scored["model"] == "calibrated"
+    resp = client.post("/v1/admin/reload", json={"model": "no-such-bundle"}, headers=AUTH)
+    assert_problem(resp, 422, "model-load-failed")
+    resp = client.post("/v1/admin/reload", json={"model": "default"}, headers=AUTH)
+    assert resp.get_json()["serving"]["models"] == NAMES  # back as it was
+    models = client.application.extensions["fluency"].get().models
+    assert models["default"].rows is models["calibrated"].rows  # shared after a reload too
+
+
+def test_the_library_refuses_two_bundles_of_one_name():
+    with pytest.raises(ModelLoadError, match="two bundles are named 'default'"):
+        load_scorers(["default", "default"])
+    with pytest.raises(TypeError):
+        load_scorers("default")
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory) -> Iterator[Server]:
+    env = {
+        "FLUENCY_MODELS": ",".join(NAMES),
+        "FLUENCY_MODEL_PATH": str(MODELS_DIR / "default"),
+    }
+    log = tmp_path_factory.mktemp("models") / "server.log"
+    srv = start_server(MODELS_DIR, log, workers=2, env=env)
+    yield srv
+    stop_server(srv.proc)
+
+
+def test_gunicorn_workers_score_with_the_model_each_request_names(two_models, app, client):
+    url = two_models.url
+    listed = requests.get(url + "/v1/models", timeout=10).json()
+    assert [m["name"] for m in listed["models"]] == NAMES
+    expected = {
+        name: client.post("/v1/score", json={"sentences": TEXTS, "model": name}).get_json()
+        for name in NAMES
+    }
+    with requests.Session() as session:
+        for _ in range(2):  # keep-alive and the balancer may send these to either worker
+            for name in NAMES:
+                got = session.post(
+                    url + "/v1/score", json={"sentences": TEXTS, "model": name}, timeout=60
+                ).json()
+                assert got["model"] == name
+                assert [s["fluency"] for s in got["scores"]] == pytest.approx(
+                    [s["fluency"] for s in expected[name]["scores"]]
+                )
+    resp = requests.post(url + "/v1/rerank", json={"candidates": TEXTS, "model": "x"}, timeout=10)
+    assert assert_problem(resp, 422, "unknown-model")["models"] == NAMES
+
+    # SIGHUP: the master reloads the set and forks new workers, which serve both again.
+    os.kill(two_models.proc.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "reloaded model default" not in "\n".join(
+        two_models.log_lines()
+    ):
+        time.sleep(0.2)
+    log = "\n".join(two_models.log_lines())
+    assert "reloaded model default" in log and "serving models default, calibrated" in log
+    got = requests.post(
+        url + "/v1/score", json={"sentences": TEXTS, "model": "calibrated"}, timeout=60
+    ).json()
+    assert [s["fluency"] for s in got["scores"]] == pytest.approx(
+        [s["fluency"] for s in expected["calibrated"]["scores"]]
+    )
