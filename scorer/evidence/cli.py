@@ -16,9 +16,9 @@ __all__ = ["add_commands"]
 
 def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     from features.segment import AGGREGATES, DEFAULT_AGGREGATE
+    from scorer.bundles import load_configured_all
     from scorer.evidence.benchmark_report import aggregate_table, markdown
     from scorer.evidence.benchmark_run import as_dict, judgement_files, run_benchmark
-    from scorer.scoring import load_configured
 
     aggregates = list(dict.fromkeys(args.aggregate or [DEFAULT_AGGREGATE]))
     if "all" in aggregates:
@@ -26,7 +26,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     models = args.model or [None]
     seed = config["SEED"] if args.seed is None else args.seed
     paths = judgement_files(args.dev, args.files)
-    scorers = [load_configured(m, config) for m in models]
+    scorers = load_configured_all(models, config)  # one LM, parsers and rows per GLEU base
     runs = run_benchmark(
         scorers,
         paths,
