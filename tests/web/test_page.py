@@ -1,5 +1,6 @@
 """The page at /, in a real browser (headless Chromium driven by Selenium) against gunicorn
-serving the shipped models/default on loopback: rank, read the marks, select, fail in words.
+serving the shipped models/default and models/calibrated on loopback: rank, read the marks,
+select, pick the other model, fail in words.
 
 Skips, saying why, only when no Chromium or chromedriver is found (`make system-deps`
 installs both from Debian)."""
@@ -23,7 +24,7 @@ from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 STATIC = Path(__file__).resolve().parents[2] / "scorer" / "web" / "static"
 REFERENCE = "The company said profits rose in the first quarter."
@@ -67,7 +68,11 @@ def live(tmp_path_factory) -> Iterator[Server]:
     if find_browser() is None:
         pytest.skip("no Chromium and chromedriver found; `make system-deps` installs them")
     log = tmp_path_factory.mktemp("page") / "server.log"
-    env = {"FLUENCY_MODEL_PATH": str(MODELS_DIR / "default"), "FLUENCY_ADMIN_TOKEN": ""}
+    env = {
+        "FLUENCY_MODEL_PATH": str(MODELS_DIR / "default"),
+        "FLUENCY_MODELS": "default,calibrated",
+        "FLUENCY_ADMIN_TOKEN": "",
+    }
     srv = start_server(MODELS_DIR, log, workers=1, env=env)
     yield srv
     stop_server(srv.proc)
@@ -140,6 +145,45 @@ def test_candidates_come_back_ranked_with_their_reasons(live, browser):
         "return performance.getEntriesByType('resource').map(e => e.name)"
     )
     assert names and all(n.startswith(live.url + "/") for n in names), names
+
+
+def _fluency_by_index(driver) -> dict[str, str]:
+    rows = driver.find_elements(By.CSS_SELECTOR, "#ranked tbody tr")
+    return {r.get_attribute("data-index"): r.find_elements(By.TAG_NAME, "td")[3].text for r in rows}
+
+
+def test_a_second_model_is_picked_and_its_scores_come_back(live, browser):
+    browser.get(live.url + "/")
+    _wait_for(browser, "model-choice", 30)
+    select = Select(browser.find_element(By.ID, "model-select"))
+    assert [o.get_attribute("value") for o in select.options] == ["default", "calibrated"]
+    assert select.first_selected_option.get_attribute("value") == "default"
+    assert "calibrated" in select.options[1].text and "default" in select.options[0].text
+    browser.find_element(By.ID, "candidates").send_keys("\n".join([CORRECT, MISPLACED, SALAD]))
+    browser.find_element(By.ID, "rank").click()
+    _wait_for(browser, "results")
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "model").text)
+    assert browser.find_element(By.ID, "model").text == "model default"
+    by_default = _fluency_by_index(browser)
+
+    select.select_by_value("calibrated")
+    browser.find_element(By.ID, "rank").click()
+    WebDriverWait(browser, 60).until(
+        lambda d: d.find_element(By.ID, "model").text == "model calibrated"
+    )
+    by_calibrated = _fluency_by_index(browser)
+    assert set(by_calibrated) == set(by_default) == {"0", "1", "2"}
+    assert all(by_calibrated[i] != by_default[i] for i in by_default), (by_default, by_calibrated)
+    # The reasons are the GLEU stage's; the caption says the fluency is its calibration.
+    assert "is its calibration" in browser.find_element(By.ID, "bars-caption").text
+
+
+def test_the_selector_stays_hidden_with_one_model(server, browser):
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#model-select option")
+    )
+    assert not browser.find_element(By.ID, "model-choice").is_displayed()
 
 
 def test_bad_input_is_shown_in_words(live, browser):

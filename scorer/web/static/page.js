@@ -1,4 +1,5 @@
-// The ranking page: POST /v1/explain then /v1/rerank on this origin, draw the answer.
+// The ranking page: POST /v1/explain then /v1/rerank on this origin, draw the answer. Where the
+// service serves several models (GET /v1/models), a selector picks the one sent as "model".
 // Span offsets from the API count Unicode code points (Python str indices), so texts are cut
 // with Array.from, never with String.slice (UTF-16 units differ on emoji).
 "use strict";
@@ -236,6 +237,34 @@ function select(rank) {
   if (button) button.focus();
 }
 
+// The models served, as options of the selector; shown only when there is a choice.
+async function loadModels() {
+  let data = null;
+  try {
+    const resp = await fetch("/v1/models", { headers: { Accept: "application/json" } });
+    if (resp.ok) data = await resp.json();
+  } catch (_) {
+    data = null;
+  }
+  const models = (data && data.models) || [];
+  const select = $("model-select");
+  select.replaceChildren();
+  for (const m of models) {
+    const notes = [];
+    if (m.calibrated) notes.push(m.genre ? `calibrated for ${m.genre}` : "calibrated");
+    if (m.default) notes.push("default");
+    const option = el("option", { value: m.name, text: notes.length ? `${m.name} (${notes.join(", ")})` : m.name });
+    if (m.summary) option.title = m.summary;
+    option.selected = Boolean(m.default);
+    select.append(option);
+  }
+  $("model-choice").hidden = models.length < 2;
+}
+
+function chosenModel() {
+  return $("model-choice").hidden ? null : $("model-select").value || null;
+}
+
 async function submit(event) {
   event.preventDefault();
   showError("");
@@ -250,8 +279,11 @@ async function submit(event) {
   button.disabled = true;
   $("status").textContent = `Scoring ${candidates.length} candidate${candidates.length > 1 ? "s" : ""}\u2026`;
   try {
-    const explained = await post("/v1/explain", { sentences: candidates, locate_nulls: true });
+    const model = chosenModel();
+    const explain = { sentences: candidates, locate_nulls: true };
     const body = { candidates };
+    if (model) explain.model = body.model = model;
+    const explained = await post("/v1/explain", explain);
     if (reference) body.references = [reference];
     const ranked = await post("/v1/rerank", body);
     state = {
@@ -277,6 +309,7 @@ async function submit(event) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("form").addEventListener("submit", submit);
+  loadModels();
   // Ctrl+Enter (or Cmd+Enter) in a box ranks, as the button does.
   for (const id of ["reference", "candidates"]) {
     $(id).addEventListener("keydown", (e) => {
