@@ -43,12 +43,14 @@ def start_gunicorn(
     models_dir: str | None = None,
     log: Path | None = None,
     worker_class: str | None = None,
+    models: str | None = None,
 ) -> tuple[subprocess.Popen, str]:
     """Start `gunicorn wsgi:app` with the project's config (gunicorn.conf.py, `--preload`, access
     log off) on a free loopback port and wait until /readyz answers 200; returns the process and
     its base URL (no trailing slash).
 
-    `model_path` and `models_dir` set FLUENCY_MODEL_PATH and FLUENCY_MODELS_DIR; `log` is a
+    `model_path`, `models_dir` and `models` set FLUENCY_MODEL_PATH, FLUENCY_MODELS_DIR and
+    FLUENCY_MODELS (several bundles served, comma-separated, the first the default); `log` is a
     file for gunicorn's output (default: discarded); `worker_class` overrides the config's.
     Exits with gunicorn's reason when it cannot start, or after 120 s without being ready."""
     port = free_port()
@@ -57,6 +59,8 @@ def start_gunicorn(
         env["FLUENCY_MODEL_PATH"] = model_path
     if models_dir:
         env["FLUENCY_MODELS_DIR"] = models_dir
+    if models:
+        env["FLUENCY_MODELS"] = models
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     cmd = [gunicorn, "--config", str(ROOT / "gunicorn.conf.py"), "--workers", str(workers)]
     cmd += ["--bind", f"127.0.0.1:{port}", "--preload", "wsgi:app"]
@@ -114,6 +118,7 @@ def serve(
     log: Path | None = None,
     worker_class: str | None = None,
     stop_timeout: float = 30.0,
+    models: str | None = None,
 ) -> Iterator[Server]:
     """The server at `url`, or with no `url` a gunicorn started here (`start_gunicorn`'s
     arguments) and stopped on leaving the block (`stop_gunicorn`, `stop_timeout`)."""
@@ -121,7 +126,12 @@ def serve(
         yield Server(url.rstrip("/"))
         return
     proc, base = start_gunicorn(
-        workers, model_path=model_path, models_dir=models_dir, log=log, worker_class=worker_class
+        workers,
+        model_path=model_path,
+        models_dir=models_dir,
+        log=log,
+        worker_class=worker_class,
+        models=models,
     )
     try:
         yield Server(base, proc)
@@ -131,9 +141,14 @@ def serve(
 
 def add_server_args(ap: argparse.ArgumentParser, *, workers: int = 2) -> None:
     """The options of a script that talks to the service: `--url` (a running server) or
-    `--model-path`, `--models-dir` and `--workers` for a gunicorn started here."""
+    `--model-path`, `--models`, `--models-dir` and `--workers` for a gunicorn started here."""
     ap.add_argument("--url", help="a running server; default: start gunicorn here")
     ap.add_argument("--model-path", help="FLUENCY_MODEL_PATH for the server started here")
+    ap.add_argument(
+        "--models",
+        help="FLUENCY_MODELS for the server started here: several bundles, comma-separated, the "
+        "first the default",
+    )
     ap.add_argument("--models-dir", help="FLUENCY_MODELS_DIR for the server started here")
     ap.add_argument(
         "--workers", type=int, default=workers, help="gunicorn workers for the server started here"
@@ -147,4 +162,5 @@ def server_options(args: argparse.Namespace) -> dict:
         "workers": args.workers,
         "model_path": args.model_path,
         "models_dir": args.models_dir,
+        "models": args.models,
     }

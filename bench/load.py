@@ -12,6 +12,8 @@ the cache (FLUENCY_FEATURE_CACHE), the cost of a reranker that sees the same can
 
     python -m bench.load --model-path models/default           # starts gunicorn, 2 workers
     python -m bench.load --url http://127.0.0.1:8000            # an already running server
+    python -m bench.load --models default,calibrated --model calibrated  # two bundles served,
+                                                               # requests naming the second
 
 Targets (2 cores, 2 workers, fresh lists): the default model p50 <= 50 ms at 1 client, p50 <=
 100 ms and p99 <= 250 ms at 4 clients, no errors at 16; the fast model p50 <= 40 ms at 4
@@ -131,15 +133,25 @@ def print_memory(master: int) -> None:
         print(f"memory: not available here ({exc})")
 
 
+def naming(bodies, model: str | None):
+    """`bodies` (a function making each request's body), each with `"model": model` when set."""
+    if not model:
+        return bodies
+    return lambda: {**bodies(), "model": model}
+
+
 def report(url: str, args, workers: str, master: int | None = None) -> None:
     """The table; with `master` (a server started here) also each worker's CPU seconds in each
     level, which shows how evenly the clients' connections were spread over the workers."""
-    body = FreshLists()()  # the list rerank-repeat sends every time
+    body = naming(FreshLists(), args.model)()  # the list rerank-repeat sends every time
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
     check.raise_for_status()
     n_words = np.mean([len(c.split()) for c in body["candidates"]])
+    listed = requests.get(url + "/v1/models", timeout=30)
+    served = [m["name"] for m in listed.json()["models"]] if listed.ok else ["?"]
     print(
-        f"server {url}  model {check.json()['model']}  workers {workers}  "
+        f"server {url}  model {check.json()['model']} (served: {', '.join(served)})  "
+        f"workers {workers}  "
         f"{len(body['candidates'])} candidates x ~{n_words:.0f} words, no reference, "
         f"{args.seconds:g} s per level  (load average before: {os.getloadavg()[0]:.2f})"
     )
@@ -150,7 +162,7 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
     results = {}
     for name, method, path, payload in (
         ("healthz", "GET", "/healthz", None),
-        ("rerank", "POST", "/v1/rerank", FreshLists()),
+        ("rerank", "POST", "/v1/rerank", naming(FreshLists(), args.model)),
         ("rerank-repeat", "POST", "/v1/rerank", body),
     ):
         for clients in args.clients:
@@ -200,6 +212,11 @@ def main(argv=None) -> int:
     add_server_args(ap)
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
     add_seconds(ap, 15.0, help="per level and endpoint")
+    ap.add_argument(
+        "--model",
+        help='sent as each rerank request\'s "model": one of the bundles served (--models); '
+        "default: none named, the server's default",
+    )
     ap.add_argument(
         "--worker-class",
         help="gunicorn worker class for the server started here (default: gunicorn.conf.py's "
