@@ -69,7 +69,7 @@ fmt: install
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
 
 bench: install
-	$(BIN)/python bench/accuracy.py
+	$(BIN)/python -m bench.accuracy
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -82,7 +82,7 @@ def pre_fork(server, worker):
     # Runs in the master before each fork. Objects the garbage collector has seen get their
     # reference-count and GC header pages written when it next scans them, which copies those
     # pages into every worker; frozen objects are never scanned, so the preloaded model, spaCy
-    # and the parsers stay shared (measured: bench/http.py --pss).
+    # and the parsers stay shared (measured: python -m bench.load).
     import gc
 
     gc.collect()

@@ -6,7 +6,7 @@ worker accepts while its scoring thread is busy too, and keeps each connection a
 client's next request. Four clients on two workers then end up three on one and one on the
 other about half the time: the three wait for each other (three requests' time) while the other
 worker serves its one client, and the median latency goes from two requests' time to up to three
-(`bench/http.py`, docs/benchmarks.md, "Balancing"). Nothing in gunicorn balances by load
+(`bench/load.py`, docs/benchmarks.md, "Balancing"). Nothing in gunicorn balances by load
 (`reuse_port` spreads connections by a hash), and no proxy sits in front here, so this module
 adds a small "join the shortest queue" rule to gunicorn's own worker:
 
