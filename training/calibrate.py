@@ -219,10 +219,25 @@ def _command(args: argparse.Namespace) -> str:
         ("--dataset-column", args.dataset_column, None),
         ("--folds", args.folds, 0),
         ("--learning-curve", args.learning_curve, None),
+        ("--genre", args.genre, None),
     ):
         if value != default:
             options += f" {flag} {value}"
+    for flag, values in (
+        ("--aggregate", args.aggregate),
+        ("--inputs", args.inputs),
+        ("--regressor", args.regressor),
+    ):
+        options += "".join(f" {flag} '{v}'" if "(" in v else f" {flag} {v}" for v in values or [])
     return f"fluency calibrate{model} --judgements {files}{options} --out {args.out}"
+
+
+def _aggregates(asked: Sequence[str] | None) -> list[str] | None:
+    from features.segment import AGGREGATES
+
+    if not asked:
+        return None
+    return list(AGGREGATES) if "all" in asked else list(dict.fromkeys(asked))
 
 
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
@@ -258,6 +273,9 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         candidates=args.regressor or None,
         command=_command(args),
         folds=folds,
+        aggregates=_aggregates(args.aggregate),
+        input_sets=args.inputs or INPUT_SETS,
+        genre=args.genre,
     )
     held = list(next(iter(section["leave_one_file_out"].values())))
     chosen = f"{section['regressor']} [{section['input_set']}]"
@@ -288,6 +306,8 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
 
 
 def add_commands(sub) -> None:
+    from scorer.commands.options import add_aggregate_option, add_jobs_option, add_model_option
+
     cal = sub.add_parser(
         "calibrate",
         help="fit a second stage from the GLEU score and features to human judgements",
@@ -296,7 +316,7 @@ def add_commands(sub) -> None:
         "is chosen by held-out datasets when the judgements make two or more (files, or "
         "--dataset-column), else by folds of inputs of the one dataset (5, or --folds K).",
     )
-    cal.add_argument("--model", help="the GLEU model (folder or name; default: the default)")
+    add_model_option(cal, help="the GLEU model (folder or name; default: the default)")
     cal.add_argument(
         "--judgements",
         nargs="+",
@@ -323,7 +343,23 @@ def add_commands(sub) -> None:
         "(default: one dataset a file, named after it)",
     )
     cal.add_argument("--out", required=True, help="the bundle to write (models/NAME)")
-    cal.add_argument("--jobs", type=int, default=2, help="feature worker processes")
+    add_jobs_option(cal, default=2, help="feature worker processes")
+    add_aggregate_option(
+        cal,
+        allow_all=True,
+        help="readings of a text of several sentences to choose from, by the same held-out "
+        "figures (repeat, or 'all'; default: the scorer's default); the bundle serves the "
+        "chosen one unless a request asks for another",
+    )
+    cal.add_argument(
+        "--inputs",
+        action="append",
+        choices=INPUT_SETS,
+        help="second-stage inputs to choose from: the GLEU score and features, or those and "
+        "the readings (both readings, least and most fluent sentence, sentence count, length, "
+        "LM sum); repeat (default: both)",
+    )
+    cal.add_argument("--genre", help="the genre the bundle is for, recorded in its card")
     cal.add_argument(
         "--cache",
         default=str(default_cache_dir()),
