@@ -279,7 +279,9 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
             "properties": {
                 "model": {
                     "type": "string",
-                    "description": "Bundle name or path under MODELS_DIR; default: the one served",
+                    "description": "Bundle name or path under MODELS_DIR, made the default: "
+                    "moved to the front if served, else in the old default's place; left out: "
+                    "the models served are reloaded",
                 }
             },
         },
