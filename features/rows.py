@@ -147,7 +147,6 @@ class RowStore:
         self.path = self.folder / ROWS_FILE
         self.key = key
         self.rows: dict[str, dict[str, float]] = dict(self._read(self.path))
-        self._borrowed = False
 
     @staticmethod
     def _read(path: Path) -> Iterable[tuple[str, dict[str, float]]]:
@@ -181,9 +180,8 @@ class RowStore:
         """Take the rows of `wanted` that sibling stores hold for a superset of this key's
         extractors with the same artefacts (rows are then exactly what this key computes)."""
         wanted = {t for t in wanted if t not in self.rows}
-        if self._borrowed or not wanted or not self.folder.parent.is_dir():
+        if not wanted or not self.folder.parent.is_dir():
             return
-        self._borrowed = True
         columns = self.key.columns
         for sibling in sorted(self.folder.parent.iterdir()):
             if sibling == self.folder or not (sibling / ROWS_FILE).is_file():

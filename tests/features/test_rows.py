@@ -79,7 +79,10 @@ def test_a_subset_of_extractors_borrows_rows_another_store_has(tmp_path, parses)
     full = FeatureRows(FEATURES).rows(TEXTS, cache_dir=tmp_path)
     parses.clear()
     subset = FeatureRows(("surface.v2", "lm.v1"))
-    rows = subset.rows(TEXTS, cache_dir=tmp_path)
+    assert subset.rows(TEXTS[:2], cache_dir=tmp_path) == [
+        {k: r[k] for k in subset.key.columns} for r in full[:2]
+    ]
+    rows = subset.rows(TEXTS, cache_dir=tmp_path)  # a second call borrows the rest
     assert parses == [] and subset.n_computed == 0
     assert rows == [{k: r[k] for k in subset.key.columns} for r in full]
     assert rows == FeatureRows(("surface.v2", "lm.v1")).rows(TEXTS)  # what it would compute
