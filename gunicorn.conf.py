@@ -18,6 +18,14 @@
   model kept), then gunicorn forks new workers from it and retires the old ones gracefully.
   Admin reloads are coalesced (scorer/web/reloads.py): one pending at a time, so at most one
   SIGHUP is in flight; `on_reload` frees that claim when it is done.
+- Recycling: a worker is replaced after `max_requests` requests (plus up to
+  `max_requests_jitter`, drawn per worker, so they do not all go at once), to bound what a
+  process accumulates over weeks (spaCy's memory zones free its new words already:
+  features/parsing.py). The request that reaches the count is answered with `Connection: close`;
+  requests already accepted, and those arriving on kept-alive connections while it winds down,
+  are answered before it exits (gunicorn's gthread worker), and the listening socket stays with
+  the master, so new connections wait in its backlog for the other workers and the replacement,
+  forked from the preloaded master. tests/web/test_lifecycle.py checks that no request fails.
 - Metrics (scorer/web/metrics.py, GET /metrics): prometheus_client's multiprocess mode. Every
   process writes its metrics into files in PROMETHEUS_MULTIPROC_DIR, set below before the app is
   loaded (a given folder loses its old files; otherwise a fresh temporary folder per master), so
@@ -76,6 +84,18 @@ threads = 40  # 1 scoring + FLUENCY_MAX_QUEUE (32) waiting + 7 always free for c
 timeout = 60  # a worker silent this long is restarted; requests stop at 20 s (REQUEST_TIMEOUT)
 graceful_timeout = 30
 backlog = 256
+
+
+def _recycling():
+    # FLUENCY_MAX_REQUESTS and FLUENCY_MAX_REQUESTS_JITTER, defaults in scorer/config.py
+    # (--max-requests and --max-requests-jitter win).
+    from scorer.config import from_env
+
+    config = from_env()
+    return config["MAX_REQUESTS"], config["MAX_REQUESTS_JITTER"]
+
+
+max_requests, max_requests_jitter = _recycling()
 
 
 def pre_fork(server, worker):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -22,9 +24,11 @@ __all__ = [
     "LOGPROBS_KEY",
     "ConfidentParser",
     "load_nlp",
+    "memory_zone",
     "parse",
     "pipeline_name",
     "to_sentence",
+    "use_memory_zones",
 ]
 
 logger = logging.getLogger(__name__)
@@ -206,6 +210,45 @@ def blis_ops() -> bool:
     return os.environ.get("FLUENCY_BLIS", "").strip().lower() in ("1", "true", "yes")
 
 
+# Whether `memory_zone` opens spaCy's memory zones (`use_memory_zones`); one lock for every
+# pipeline, since a zone swaps the vocabulary's allocator for everyone using it.
+_ZONES = {"on": False}
+_ZONE_LOCK = threading.RLock()
+
+
+def use_memory_zones(on: bool) -> None:
+    """Parse inside spaCy's memory zones from now on (`on`), or not (the default).
+
+    spaCy keeps every string and lexeme it has ever seen in the pipeline's vocabulary
+    (`nlp.vocab`, `nlp.vocab.strings`), so a process that parses new words for weeks grows
+    without end: about 1 MiB a request of 64 texts of 40 new words (docs/benchmarks.md,
+    "Memory"). Inside `Language.memory_zone()` (spaCy 3.8) what a parse adds is transient and
+    freed when the zone ends; the pipeline's own strings and the words seen outside any zone
+    stay, and the trees, tags and log-probabilities are the same. The service turns this on
+    (FLUENCY_SPACY_MEMORY_ZONES); the CLI and training leave it off: a batch ends anyway.
+
+    Inside a zone spaCy's tokenizer stops adding to its cache of split words, and zones are
+    entered one at a time per process (a lock), so parses in several threads of one process
+    take turns (the service parses one request at a time per process already)."""
+    _ZONES["on"] = bool(on)
+
+
+@contextmanager
+def memory_zone(nlp) -> Iterator[None]:
+    """A block in which `nlp` may be used and after which what it added to its vocabulary is
+    freed, when `use_memory_zones` is on; no spaCy object made inside may be read after it.
+    Within a zone already open (in this thread) it adds nothing."""
+    if not _ZONES["on"]:
+        yield
+        return
+    with _ZONE_LOCK:
+        if nlp.vocab.in_memory_zone:  # nested: the outer zone frees it all
+            yield
+            return
+        with nlp.memory_zone():
+            yield
+
+
 def _candidates(model: str | Sequence[str] | None) -> tuple[str, ...]:
     if model is None:
         return DEFAULT_MODELS
@@ -303,13 +346,14 @@ def parse(
     parsed: dict[str, Sentence] = {"": Sentence("", (), (), (), source=source)}
     skip = [] if lemmas else [n for n in _AFTER_PARSER if n in nlp.pipe_names]
     confident = isinstance(dict(nlp.pipeline).get("parser"), ConfidentParser)
-    docs = nlp.pipe(
-        unique,
-        batch_size=batch_size,
-        n_process=n_process if len(unique) > 200 else 1,
-        disable=skip,
-        component_cfg={"parser": {"confidence": confidence}} if confident else None,
-    )
-    for text, doc in zip(unique, docs, strict=True):
-        parsed[text] = to_sentence(doc, source, lemmas=lemmas)
+    with memory_zone(nlp):  # every Doc is read into a Sentence before the zone ends
+        docs = nlp.pipe(
+            unique,
+            batch_size=batch_size,
+            n_process=n_process if len(unique) > 200 else 1,
+            disable=skip,
+            component_cfg={"parser": {"confidence": confidence}} if confident else None,
+        )
+        for text, doc in zip(unique, docs, strict=True):
+            parsed[text] = to_sentence(doc, source, lemmas=lemmas)
     return [parsed[t.strip()] for t in texts]

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
+from features.parsing import memory_zone
 
 __all__ = [
     "AGGREGATES",
@@ -92,7 +93,13 @@ def split_sentences(text: str) -> list[tuple[str, int]]:
 
 
 def _sentencizer_split(text: str) -> list[tuple[str, int]]:
-    doc = _sentencizer()(text)
+    nlp = _sentencizer()
+    with memory_zone(nlp):  # its vocabulary grows with every new word too (features.parsing)
+        doc = nlp(text)
+        return _pieces(text, doc)
+
+
+def _pieces(text: str, doc) -> list[tuple[str, int]]:
     pieces: list[list] = []  # [start_char, end_char, n_tokens]
     for sent in doc.sents:
         if not any(ch.isalnum() for ch in sent.text):

@@ -55,6 +55,16 @@ DEFAULTS: dict[str, Any] = {
     "REQUEST_TIMEOUT": 20,  # seconds per request, below gunicorn's worker timeout
     "MAX_QUEUE": 32,  # scoring requests waiting per worker (gunicorn.conf.py: threads = 40)
     "RELOAD_INTERVAL": 10,  # seconds between two admin reloads a worker accepts (429 sooner)
+    # Memory over weeks (docs/service.md, "Memory and recycling"). spaCy keeps every new word it
+    # parses; inside its memory zones what a request added is freed at its end
+    # (features/parsing.py, `use_memory_zones`).
+    "SPACY_MEMORY_ZONES": True,
+    # gunicorn's max_requests and max_requests_jitter (gunicorn.conf.py): a worker is replaced
+    # after MAX_REQUESTS requests plus up to JITTER more (so workers do not all go at once),
+    # finishing what it holds first; forked from the preloaded master, the new one is at once
+    # ready. 0: never.
+    "MAX_REQUESTS": 20_000,
+    "MAX_REQUESTS_JITTER": 2_000,
 }
 
 _INTS = {
@@ -72,9 +82,18 @@ _INTS = {
     "REQUEST_TIMEOUT",
     "MAX_QUEUE",
     "RELOAD_INTERVAL",
+    "MAX_REQUESTS",
+    "MAX_REQUESTS_JITTER",
 }
-_NON_NEGATIVE = {"SEED", "FEATURE_CACHE", "MAX_QUEUE", "RELOAD_INTERVAL"}
-_BOOLS = {"LOG_TEXT", "ACCESS_LOG", "METRICS"}
+_NON_NEGATIVE = {
+    "SEED",
+    "FEATURE_CACHE",
+    "MAX_QUEUE",
+    "RELOAD_INTERVAL",
+    "MAX_REQUESTS",
+    "MAX_REQUESTS_JITTER",
+}
+_BOOLS = {"LOG_TEXT", "ACCESS_LOG", "METRICS", "SPACY_MEMORY_ZONES"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import Flask
 
+from features.parsing import use_memory_zones
 from scorer.config import from_env
 from scorer.scoring import FluencyScorer
 from scorer.web import api, errors, logs, metrics, page
@@ -37,6 +38,7 @@ def create_app(
     app.config["GUNICORN_MASTER_PID"] = int(master) if master and master.isdigit() else None
     app.config.from_mapping(config or {})
     app.json.sort_keys = False  # keep the documented field order
+    use_memory_zones(app.config["SPACY_MEMORY_ZONES"])  # for the whole process (features.parsing)
 
     holder = ModelHolder(app.config, scorer=scorer)
     if scorer is None:

@@ -21,6 +21,10 @@ adds a small "join the shortest queue" rule to gunicorn's own worker:
 - A worker holding at least `SPREAD` more requests than the least loaded one answers with
   `Connection: close`, so that client's next connection is accepted where there is room.
 
+A stopping worker (max_requests reached, SIGTERM, a reload) takes no new connection and closes
+its copies of the listening sockets at once (`set_accept_enabled`), so that after the master has
+closed its own on shutdown a new connection is refused rather than queued and reset.
+
 Only public-looking methods of gunicorn 27's `ThreadWorker` are overridden (`accept`,
 `enqueue_req`, `handle`, `load_wsgi`, `wait_for_and_dispatch_events`, `set_accept_enabled`, `run`
 and the `max_keepalived` attribute); pyproject pins gunicorn 27.x, and
@@ -144,8 +148,21 @@ class BalancedThreadWorker(ThreadWorker):
         super().set_accept_enabled(enabled)
         if not self.alive:  # stopping: let the others stop counting on this one
             TABLE.loads[self.slot] = _CLOSED
+            self._close_listeners()
+
+    def _close_listeners(self):
+        # gunicorn closes a stopping worker's copies of the listening sockets only once it has
+        # answered everything it holds. On shutdown the master has closed its own already, so
+        # until then the kernel would still queue new connections that nobody will accept,
+        # and reset them seconds later; closed now, a new connection is refused at once. When
+        # one worker is replaced (max_requests, a reload) the master's copy keeps the socket
+        # listening for the others.
+        for listener in self.sockets:
+            listener.close()
 
     def accept(self, listener):
+        if not self.alive:  # stopping: leave it in the backlog for the others
+            return
         if self._should_accept():
             self._from_accept = True
             try:
