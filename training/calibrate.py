@@ -33,7 +33,7 @@ import numpy as np
 
 from features.errors import InputError
 from features.rows import default_cache_dir
-from scorer.calibration import CALIBRATION_FILE
+from scorer.calibration import CALIBRATION_FILE, linear_form
 from scorer.evidence.benchmark_data import JudgedFile as Judged
 from scorer.evidence.benchmark_data import is_empty_output as is_failed_output
 from training.second_stage import (
@@ -164,6 +164,7 @@ def calibrate(
         if scorer.card.get("head"):  # the GLEU stage's linear head (scorer.head) goes with it
             shutil.copyfile(src / HEAD_FILE, out / HEAD_FILE)
     joblib.dump(final, out / CALIBRATION_FILE, compress=3)
+    linear = linear_form(final)
     section = {
         "inputs": inputs_of(columns, choice.input_set),
         "target": f"{field}, z-normalised within each dataset",
@@ -182,6 +183,8 @@ def calibrate(
         "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in judged},
         "gleu_model": str(scorer.card.get("name")),
     }
+    if linear is not None:
+        section["linear"] = linear  # served from the card, without scikit-learn
     if genre:
         section["genre"] = genre
     if folds or choice.held_out != "datasets":

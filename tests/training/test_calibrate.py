@@ -175,6 +175,9 @@ def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
     assert both[0].score != both[0].gleu
     assert both[0].score > both[1].score
 
+    # A stage that is not linear is read from its pickle, checked against the card's hash.
+    card["calibration"].pop("linear")
+    (models / "cal" / "card.json").write_text(json.dumps(card))
     (models / "cal" / CALIBRATION_FILE).write_bytes(b"not a model")
     with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
         load_scorer(models / "cal", models_dir=models)

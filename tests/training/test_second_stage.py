@@ -122,3 +122,61 @@ def test_a_bundle_reading_readings_serves_what_it_was_fitted_on(tmp_path, defaul
 def test_readings_go_last_in_the_inputs():
     assert inputs_of(["a/x"], "features+readings") == ["gleu", "a/x", *READINGS]
     assert inputs_of(["a/x"], "features") == ["gleu", "a/x"]
+
+
+@pytest.mark.parametrize("name", ["linear(gleu only)", "ridge(alpha=10)", "huber(epsilon=1.35)",
+                                  "ranker(C=1)", "gbrt(depth=2)"])  # fmt: skip
+def test_a_linear_stage_is_served_as_numpy_arithmetic_with_the_same_scores(name):
+    from scorer.calibration import LinearStage, linear_form
+    from training.second_stage import candidates
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 5)) * [1, 10, 0.1, 3, 1] + [0, 5, -2, 0, 1]
+    y = X @ [1.0, 0.1, -3.0, 0.2, 0.0] + rng.normal(size=300)
+    model = candidates()[name]
+    model = (
+        model.fit(X, y, groups=[str(i // 4) for i in range(300)])
+        if "ranker" in name
+        else (model.fit(X, y))
+    )
+    form = linear_form(model)
+    if name.startswith("gbrt"):
+        assert form is None  # not linear: stays a pickle
+        return
+    stage = LinearStage(form["coef"], form["intercept"])
+    assert stage.predict(X) == pytest.approx(model.predict(X), abs=1e-9)
+
+
+def test_a_linear_bundle_loads_and_scores_without_scikit_learn(tmp_path, default):
+    import subprocess
+    import sys
+
+    paths = _datasets(tmp_path)
+    calibrate(
+        default,
+        MODELS_DIR / "default",
+        paths,
+        tmp_path / "models" / "lin",
+        candidates=["ridge(alpha=10)"],
+        cache_dir=tmp_path / "rows",
+    )
+    card = json.loads((tmp_path / "models" / "lin" / "card.json").read_text())
+    assert len(card["calibration"]["linear"]["coef"]) == len(card["calibration"]["inputs"])
+    code = (
+        "import sys\n"
+        "from scorer.scoring import load_scorer\n"
+        f"s = load_scorer({str(tmp_path / 'models' / 'lin')!r}, "
+        f"models_dir={str(tmp_path / 'models')!r})\n"
+        "print(s.score(['The cat sat on the mat.'])[0])\n"
+        "print('sklearn' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    value, imported = out.stdout.split()
+    assert imported == "False"
+    from scorer.scoring import load_scorer
+
+    served = load_scorer(tmp_path / "models" / "lin", models_dir=tmp_path / "models")
+    pickled = joblib.load(tmp_path / "models" / "lin" / CALIBRATION_FILE)
+    assert served.calibration.model.__class__.__name__ == "LinearStage"
+    assert float(value) == pytest.approx(served.score(["The cat sat on the mat."])[0], abs=1e-9)
+    assert pickled.predict is not None
