@@ -216,8 +216,9 @@ _ZONES = {"on": False}
 _ZONE_LOCK = threading.RLock()
 
 
-def use_memory_zones(on: bool) -> None:
-    """Parse inside spaCy's memory zones from now on (`on`), or not (the default).
+def use_memory_zones(on: bool) -> bool:
+    """Parse inside spaCy's memory zones from now on (`on`), or not (the default); returns
+    whether they were on before.
 
     spaCy keeps every string and lexeme it has ever seen in the pipeline's vocabulary
     (`nlp.vocab`, `nlp.vocab.strings`), so a process that parses new words for weeks grows
@@ -230,7 +231,8 @@ def use_memory_zones(on: bool) -> None:
     Inside a zone spaCy's tokenizer stops adding to its cache of split words, and zones are
     entered one at a time per process (a lock), so parses in several threads of one process
     take turns (the service parses one request at a time per process already)."""
-    _ZONES["on"] = bool(on)
+    before, _ZONES["on"] = _ZONES["on"], bool(on)
+    return before
 
 
 @contextmanager

@@ -1,0 +1,232 @@
+"""A real gunicorn's workers stopping and starting under load: shutdown (SIGTERM), recycling
+after max_requests, reload (SIGHUP), and a soak; no request may fail or be cut short."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+from web.support import ROOT, start_server, stop_server
+
+WORDS = sorted(
+    {
+        w.strip(".,;:!?\"'").lower()
+        for w in (ROOT / "tests/web/data/sentences.txt").read_text().split()
+    }
+    - {""}
+)
+# Room for requests that take over a second: 64 texts of 2,000 characters (about 22,000 tokens).
+SLOW = {
+    "FLUENCY_MAX_BATCH": "64",
+    "FLUENCY_MAX_CHARS": "2000",
+    "FLUENCY_MAX_REQUEST_TOKENS": "100000",
+    "FLUENCY_MAX_CONTENT_LENGTH": "2000000",
+}
+
+
+def texts(n: int, chars: int, seed: int) -> list[str]:
+    """`n` texts of about `chars` characters of the corpus's words in a random order, without a
+    full stop (one long sentence each), different for every seed: none is in the feature cache."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words: list[str] = []
+        while sum(len(w) + 1 for w in words) < chars - 12:
+            words.append(rng.choice(WORDS))
+        out.append(" ".join(words))
+    return out
+
+
+def workers(master: int) -> set[int]:
+    with open(f"/proc/{master}/task/{master}/children") as fh:
+        return {int(p) for p in fh.read().split()}
+
+
+def wait_for_workers(master: int, n: int, *, not_in: set[int] = frozenset(), timeout=60.0) -> set:
+    """The master's workers once there are `n`, none of them in `not_in`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = workers(master)
+        if len(now) == n and not now & not_in:
+            time.sleep(0.5)  # each enters the balancing table when its loop starts
+            return now
+        time.sleep(0.1)
+    raise AssertionError(f"workers {workers(master)}, wanted {n} new ones after {not_in}")
+
+
+def access_records(log_lines: list[str]) -> list[dict]:
+    return [json.loads(x) for x in log_lines if x.startswith('{"ts"')]
+
+
+def score_problem(
+    session: requests.Session, url: str, sentences: list[str], rid: str
+) -> str | None:
+    """None when the answer is a complete 200 for these sentences, else what was wrong."""
+    try:
+        resp = session.post(
+            url + "/v1/score",
+            json={"sentences": sentences},
+            headers={"X-Request-ID": rid},
+            timeout=60,
+        )
+    except requests.RequestException as exc:
+        return f"{rid}: {type(exc).__name__}: {exc}"
+    if resp.status_code != 200:
+        return f"{rid}: HTTP {resp.status_code} {resp.text[:200]}"
+    scores = resp.json()["scores"]
+    if [s["index"] for s in scores] != list(range(len(sentences))):
+        return f"{rid}: {len(scores)} scores for {len(sentences)} sentences"
+    if resp.headers.get("X-Request-ID") != rid:
+        return f"{rid}: answered as {resp.headers.get('X-Request-ID')}"
+    return None
+
+
+def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(models_dir, tmp_path):
+    srv = start_server(models_dir, tmp_path / "term.log", env=SLOW)
+    port = urlsplit(srv.url).port
+    try:
+        wait_for_workers(srv.proc.pid, 2)
+        t0 = time.monotonic()
+        assert score_problem(requests.Session(), srv.url, texts(64, 2000, seed=0), "one") is None
+        one = time.monotonic() - t0  # about 1.5 s on an idle machine
+        done: dict[int, tuple[float, str | None]] = {}
+
+        def slow(k: int) -> None:
+            # A connection of its own, as a new client's.
+            problem = score_problem(
+                requests.Session(), srv.url, texts(64, 2000, seed=k), f"slow-{k}"
+            )
+            done[k] = (time.monotonic(), problem)
+
+        threads = [threading.Thread(target=slow, args=(k,)) for k in range(1, 5)]
+        for t in threads:
+            t.start()
+        time.sleep(min(0.5, one / 3))  # all four accepted: two scoring, two queued behind them
+        term = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        refused = None
+        while refused is None and time.monotonic() < term + 10:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            except ConnectionRefusedError:
+                refused = time.monotonic()
+            else:
+                time.sleep(0.01)
+        with pytest.raises(requests.ConnectionError):
+            requests.get(srv.url + "/healthz", timeout=5)
+        for t in threads:
+            t.join(timeout=60)
+        assert srv.proc.wait(timeout=30) == 0
+    finally:
+        stop_server(srv.proc)
+    assert sorted(done) == [1, 2, 3, 4]
+    assert [problem for _, problem in done.values()] == [None] * 4
+    first_done = min(at for at, _ in done.values())
+    assert first_done > term, f"a request ended before SIGTERM ({one:.2f} s each): not in flight"
+    assert refused is not None and refused < first_done, "new connections were still queued"
+
+
+def test_recycled_workers_answer_every_request_on_kept_alive_connections(models_dir, tmp_path):
+    env = {"FLUENCY_MAX_REQUESTS": "5", "FLUENCY_MAX_REQUESTS_JITTER": "0"}
+    srv = start_server(models_dir, tmp_path / "recycle.log", env=env)
+    n_clients, rounds = 4, 25
+    try:
+        first = wait_for_workers(srv.proc.pid, 2)
+
+        def client(k: int) -> list[str]:
+            session = requests.Session()  # one kept-alive connection while the worker lasts
+            problems = []
+            for r in range(rounds):
+                sentences = texts(3, 80, seed=1000 * k + r)
+                problem = score_problem(session, srv.url, sentences, f"recycle-{k}-{r}")
+                if problem:
+                    problems.append(problem)
+            return problems
+
+        with ThreadPoolExecutor(n_clients) as pool:
+            problems = [p for found in pool.map(client, range(n_clients)) for p in found]
+        last = workers(srv.proc.pid)
+        time.sleep(0.5)
+        records = access_records(srv.log_lines())
+    finally:
+        stop_server(srv.proc)
+    assert problems == []
+    ours = [r for r in records if r["request_id"].startswith("recycle-")]
+    assert len(ours) == n_clients * rounds and {r["status"] for r in ours} == {200}
+    pids = {r["pid"] for r in ours}
+    per_worker = sorted(sum(r["pid"] == p for r in records) for p in pids)
+    print("requests per worker:", per_worker)
+    # A worker takes 5 requests, then also answers those that reach it on its kept-alive
+    # connections while it winds down (gunicorn's gthread worker, with "Connection: close").
+    assert len(pids) >= 8, per_worker
+    assert not first & last
+    log = "\n".join(srv.log_lines())
+    assert "Autorestarting worker after current request" in log
+
+
+def test_sighup_under_kept_alive_load_fails_no_request(models_dir, tmp_path):
+    # tests/web/test_server.py reloads through the admin API under one client that opens a
+    # connection per request; here four clients keep theirs alive across two SIGHUPs.
+    srv = start_server(models_dir, tmp_path / "hup.log")
+    stop = threading.Event()
+    counts: list[int] = []
+    try:
+        generations = [wait_for_workers(srv.proc.pid, 2)]
+
+        def client(k: int) -> list[str]:
+            session, problems, r = requests.Session(), [], 0
+            while not stop.is_set():
+                problem = score_problem(
+                    session, srv.url, texts(2, 80, seed=5000 * k + r), f"hup-{k}-{r}"
+                )
+                if problem:
+                    problems.append(problem)
+                r += 1
+            counts.append(r)
+            return problems
+
+        with ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(client, k) for k in range(4)]
+            for _ in range(2):
+                time.sleep(1.0)
+                srv.proc.send_signal(signal.SIGHUP)
+                old = set().union(*generations)
+                generations.append(wait_for_workers(srv.proc.pid, 2, not_in=old))
+            time.sleep(1.0)
+            stop.set()
+            problems = [p for f in futures for p in f.result(timeout=60)]
+    finally:
+        stop.set()
+        stop_server(srv.proc)
+    assert problems == []
+    assert min(counts) > 5  # every client kept sending throughout
+    assert len(set().union(*generations)) == 6
+
+
+@pytest.mark.slow
+def test_two_minute_soak_has_no_error_and_bounded_workers(tmp_path):
+    out, plot = tmp_path / "soak.json", tmp_path / "soak.png"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLUENCY_")}
+    cmd = [sys.executable, "-m", "bench.soak", "--minutes", "2", "--json", str(out)]
+    done = subprocess.run(
+        [*cmd, "--plot", str(plot)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert summary["errors"] == 0, summary["error_examples"]
+    assert summary["requests"] > 100
+    assert len(summary["max_rss_mib"]) >= 2 and summary["max_rss_mib_all"] < 400
+    assert plot.stat().st_size > 10_000
+    assert Path(summary["plot"]) == plot
