@@ -230,3 +230,20 @@ def test_two_minute_soak_has_no_error_and_bounded_workers(tmp_path):
     assert len(summary["max_rss_mib"]) >= 2 and summary["max_rss_mib_all"] < 400
     assert plot.stat().st_size > 10_000
     assert Path(summary["plot"]) == plot
+
+
+def test_recycling_settings_reach_gunicorn_and_bad_ones_stop_it():
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    cmd = [gunicorn, "--print-config", "wsgi:app"]
+
+    def run(**env):
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("FLUENCY_")}
+        return subprocess.run(
+            cmd, cwd=ROOT, env={**environ, **env}, capture_output=True, text=True, timeout=120
+        )
+
+    lines = run(FLUENCY_MAX_REQUESTS="7", FLUENCY_MAX_REQUESTS_JITTER="0").stdout.splitlines()
+    settings = {k.strip(): v.strip() for k, _, v in (x.partition("=") for x in lines)}
+    assert settings["max_requests"] == "7" and settings["max_requests_jitter"] == "0"
+    bad = run(FLUENCY_MAX_REQUESTS="-1")
+    assert bad.returncode != 0 and "FLUENCY_MAX_REQUESTS='-1' must be positive" in bad.stderr
