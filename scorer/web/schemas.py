@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from features.accuracy import METRICS
-from scorer.explain import KINDS
 from scorer.limits import REFUSED_CHARS, blank_chars
+from scorer.web.schemas_listed import explain_response as _explain_response
+from scorer.web.schemas_listed import listed_model as _listed_model
 
 __all__ = ["ref", "schemas", "text_pattern"]
 
@@ -322,108 +323,5 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
                 "status": {"const": "ready"},
                 "model": {"type": "string", "description": "the default model"},
             },
-        },
-    }
-
-
-def _listed_model() -> dict[str, Any]:
-    string_or_null = {"type": ["string", "null"]}
-    return {
-        "type": "object",
-        "required": [
-            "name",
-            "default",
-            "calibrated",
-            "model_sha256",
-            "genre",
-            "aggregate",
-            "summary",
-        ],
-        "properties": {
-            "name": {"type": "string", "description": "what a request's `model` names"},
-            "default": {"type": "boolean"},
-            "calibrated": {
-                "type": "boolean",
-                "description": "the bundle has a calibration stage: `fluency` is on the human "
-                "scale, `gleu` is the GLEU stage's",
-            },
-            "model_sha256": {
-                "type": ["string", "null"],
-                "description": "the GLEU stage's hash: models with the same one share it",
-            },
-            "genre": {**string_or_null, "description": "the genre it was calibrated for"},
-            "aggregate": {
-                "type": "string",
-                "description": "how a text of several sentences is read",
-            },
-            "summary": {**string_or_null, "description": "the card's one-line description"},
-            "features": {"type": "array", "items": {"type": "string"}},
-            "path": {"type": "string"},
-        },
-    }
-
-
-def _explain_response() -> dict[str, Any]:
-    number = {"type": "number"}
-    span = {
-        "type": "object",
-        "required": ["start", "end", "kind", "detail"],
-        "properties": {
-            "start": {"type": "integer", "minimum": 0, "description": "code points, inclusive"},
-            "end": {"type": "integer", "minimum": 0, "description": "code points, exclusive"},
-            "kind": {"enum": sorted(KINDS)},
-            "detail": {"type": "string"},
-        },
-    }
-    feature = {
-        "type": "object",
-        "required": ["feature", "value", "typical", "contribution"],
-        "properties": {
-            "feature": {"type": "string"},
-            "value": number,
-            "typical": number,
-            "contribution": number,
-        },
-    }
-    contributions = {
-        "type": "object",
-        "required": ["method", "exact", "intercept", "features", "rest", "residual"],
-        "description": "gleu = intercept + sum of features' contributions + rest + residual",
-        "properties": {
-            "method": {"enum": ["linear", "occlusion"]},
-            "exact": {"type": "boolean"},
-            "intercept": number,
-            "features": {"type": "array", "items": feature},
-            "rest": number,
-            "residual": number,
-        },
-    }
-    item = {
-        "type": "object",
-        "required": ["index", "fluency", "spans", "contributions"],
-        "properties": {
-            "index": {"type": "integer", "minimum": 0},
-            "fluency": {"type": "number", "description": "as /v1/score gives it"},
-            "gleu": {
-                "type": "number",
-                "description": "the SVM's distance, which the contributions add up to (the "
-                "fluency too, unless the bundle has a calibration stage)",
-            },
-            "spans": {"type": "array", "items": span},
-            "contributions": contributions,
-        },
-    }
-    return {
-        "type": "object",
-        "required": ["model", "lm_threshold", "typical", "explanations"],
-        "properties": {
-            "model": {"type": "string", "description": "the model that explained"},
-            "lm_threshold": {
-                "type": "object",
-                "required": ["value", "of"],
-                "properties": {"value": number, "of": {"type": "string"}},
-            },
-            "typical": {"type": "string"},
-            "explanations": {"type": "array", "items": item},
         },
     }
