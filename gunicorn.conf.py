@@ -40,6 +40,29 @@ import sys
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+MALLOC_ARENAS = 2  # glibc's MALLOC_ARENA_MAX, unless set in the environment (then glibc's own)
+
+
+def _malloc_arenas():
+    # glibc gives a thread that allocates while another holds an arena one of its own, up to 8
+    # per core, and keeps what is freed in each: a worker whose 40 threads take turns scoring
+    # ends up holding the peak of every arena. Two arenas, set here in the master before
+    # anything runs in threads (workers inherit it), kept a worker's RSS 90 MiB lower
+    # (docs/benchmarks.md, "Memory over time"). Not glibc (musl, macOS): nothing to do.
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.mallopt(-8, MALLOC_ARENAS)  # -8: M_ARENA_MAX in glibc's malloc.h
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
+_malloc_arenas()
+
 
 def _metrics_folder():
     # Before prometheus_client is imported (it reads the variable then). A SIGHUP runs this

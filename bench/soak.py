@@ -83,20 +83,22 @@ def wait_for_workers(master: int, n: int, timeout: float = 60.0) -> list[int]:
 
 
 def find_master(url: str) -> int | None:
-    """The pid of the gunicorn master listening on `url`'s port on this machine: of the
-    processes holding the listening socket, the one whose parent is not among them."""
+    """The pid of the gunicorn master listening on `url`'s port on this machine. psutil names one
+    of the processes sharing the listening socket, master or worker; a worker's parent is the
+    master, running the same gunicorn command."""
     try:
         import psutil
     except ImportError:
         return None
     port = urlsplit(url).port
-    pids = {
-        c.pid
-        for c in psutil.net_connections(kind="tcp")
-        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid
-    }
-    roots = [p for p in pids if psutil.Process(p).ppid() not in pids]
-    return roots[0] if len(roots) == 1 else None
+    for c in psutil.net_connections(kind="tcp"):
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+            proc = psutil.Process(c.pid)
+            parent = proc.parent()
+            if parent is not None and parent.cmdline() == proc.cmdline():
+                return parent.pid
+            return proc.pid
+    return None
 
 
 class FreshWords:

@@ -63,8 +63,8 @@ DEFAULTS: dict[str, Any] = {
     # after MAX_REQUESTS requests plus up to JITTER more (so workers do not all go at once),
     # finishing what it holds first; forked from the preloaded master, the new one is at once
     # ready. 0: never.
-    "MAX_REQUESTS": 20_000,
-    "MAX_REQUESTS_JITTER": 2_000,
+    "MAX_REQUESTS": 1000,
+    "MAX_REQUESTS_JITTER": 100,
 }
 
 _INTS = {
