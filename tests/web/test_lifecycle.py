@@ -66,6 +66,27 @@ def wait_for_workers(master: int, n: int, *, not_in: set[int] = frozenset(), tim
     raise AssertionError(f"workers {workers(master)}, wanted {n} new ones after {not_in}")
 
 
+def accepted(pids: set[int], port: int) -> int:
+    """Connections to `port` that these processes have accepted: established TCP sockets with
+    that local port (/proc/net/tcp) held by one of them. One still in the listening socket's
+    queue belongs to no process yet."""
+    inodes = set()
+    with open("/proc/net/tcp") as fh:
+        next(fh)
+        for line in fh:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+                inodes.add(f"socket:[{fields[9]}]")
+    n = 0
+    for pid in pids:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                n += os.readlink(f"/proc/{pid}/fd/{fd}") in inodes
+            except OSError:
+                continue
+    return n
+
+
 def access_records(log_lines: list[str]) -> list[dict]:
     return [json.loads(x) for x in log_lines if x.startswith('{"ts"')]
 
@@ -102,18 +123,20 @@ def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(models_
         assert score_problem(requests.Session(), srv.url, texts(64, 2000, seed=0), "one") is None
         one = time.monotonic() - t0  # about 1.5 s on an idle machine
         done: dict[int, tuple[float, str | None]] = {}
+        bodies = {k: texts(64, 2000, seed=k) for k in range(1, 5)}
 
         def slow(k: int) -> None:
             # A connection of its own, as a new client's.
-            problem = score_problem(
-                requests.Session(), srv.url, texts(64, 2000, seed=k), f"slow-{k}"
-            )
+            problem = score_problem(requests.Session(), srv.url, bodies[k], f"slow-{k}")
             done[k] = (time.monotonic(), problem)
 
         threads = [threading.Thread(target=slow, args=(k,)) for k in range(1, 5)]
+        already = accepted(workers(srv.proc.pid), port)  # the first request's, kept alive
         for t in threads:
             t.start()
-        time.sleep(min(0.5, one / 3))  # all four accepted: two scoring, two queued behind them
+        deadline = time.monotonic() + 20
+        while accepted(workers(srv.proc.pid), port) < already + 4 and time.monotonic() < deadline:
+            time.sleep(0.01)  # all four accepted: two scoring, two queued behind them
         term = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
         refused = None
