@@ -396,9 +396,25 @@ def main(argv=None) -> int:
             f"p99 first minute {summary['p99_first_minute_ms']:.0f} ms, last minute "
             f"{summary['p99_last_minute_ms']:.0f} ms, ratio {summary['p99_ratio']:.2f}"
         )
+        for target, met in targets(summary):
+            print(f"target, {target}: {'met' if met else 'MISSED'}")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=1))
     return 0
+
+
+def targets(summary: dict) -> list[tuple[str, bool]]:
+    """The docstring's targets, each with whether the run met it (RSS only when measured)."""
+    out = [("no error", summary["errors"] == 0)]
+    if summary["max_rss_mib_all"] is not None:
+        out.append(
+            (
+                f"no worker above {RSS_TARGET_MIB:g} MiB",
+                summary["max_rss_mib_all"] <= RSS_TARGET_MIB,
+            )
+        )
+    out.append(("last-minute p99 <= 1.5 x first-minute p99", summary["p99_ratio"] <= 1.5))
+    return out
 
 
 if __name__ == "__main__":
