@@ -11,7 +11,6 @@ fields ("scores.fluency").
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,18 +74,10 @@ def _records(path: Path) -> tuple[list[tuple[str, Mapping[str, Any]]], list[str]
 
 
 def _jsonl(path: Path) -> tuple[list[tuple[str, Mapping[str, Any]]], list[str]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    from scorer.evidence.judgements import read_jsonl
+
     out, columns = [], {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from None
+    for number, obj in read_jsonl(path):
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
         out.append((f"line {number}", obj))

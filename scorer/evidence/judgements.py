@@ -81,21 +81,27 @@ def _judgement(obj: Any, where: str) -> Judgement:
     )
 
 
-def read_judgements(path: str | Path) -> list[Judgement]:
-    """Every line of a JSONL judgement file; blank lines are skipped."""
+def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSON-lines file; a file that cannot be
+    read, or a line that is not JSON, is an InputError naming the file and line."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     out = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            out.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        out.append(_judgement(obj, f"{path}:{number}"))
+    return out
+
+
+def read_judgements(path: str | Path) -> list[Judgement]:
+    """Every line of a JSONL judgement file; blank lines are skipped."""
+    out = [_judgement(obj, f"{path}:{number}") for number, obj in read_jsonl(path)]
     if not out:
         raise InputError(f"{path} holds no judgements; expected one JSON object a line")
     return out
