@@ -74,10 +74,15 @@ class InputRanker:
             setattr(self, key, value)
         return self
 
-    def fit(self, X, y, groups: Sequence[Hashable] | None = None) -> InputRanker:
+    def fit(
+        self, X, y, groups: Sequence[Hashable] | None = None, sample_weight=None
+    ) -> InputRanker:
+        """`sample_weight` weighs each row; a pair weighs what its first output does (both
+        outputs of a pair come from one input, hence one dataset)."""
         from sklearn.linear_model import LogisticRegression
 
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.mean_ = X.mean(axis=0)
         scale = X.std(axis=0)
         self.scale_ = np.where(scale > 0, scale, 1.0)
@@ -90,10 +95,13 @@ class InputRanker:
         flip = np.random.default_rng(self.random_state).random(len(sign)) < 0.5
         diff[flip], sign[flip] = -diff[flip], -sign[flip]  # both classes, balanced
         model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=1000)
-        model.fit(diff, sign)
+        model.fit(diff, sign, sample_weight=w[i])
         self.coef_ = model.coef_.ravel()
         raw = Z @ self.coef_
-        slope, intercept = np.polyfit(raw, y, 1) if np.ptp(raw) > 0 else (0.0, float(y.mean()))
+        if np.ptp(raw) > 0:  # polyfit weighs unsquared residuals: the square root of w
+            slope, intercept = np.polyfit(raw, y, 1, w=np.sqrt(w))
+        else:
+            slope, intercept = 0.0, float(np.average(y, weights=w))
         self.slope_, self.intercept_ = float(slope), float(intercept)
         self.n_pairs_ = len(i)
         return self

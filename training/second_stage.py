@@ -9,6 +9,9 @@ choice for every file it leaves out).
   ("features"), and beside them the `scorer.calibration.READINGS` ("features+readings": both
   readings, the least and most fluent sentence, the sentence count, the length, the LM sum).
 - Targets: human scores z-normalised within each dataset (datasets rate on different scales).
+- Weights: every dataset counts as much in the fit as it does in the choice and in the
+  yardstick (each row weighs 1 / its dataset's size), so the largest dataset does not set
+  the weights for the genre.
 - The choice: each (candidate, inputs) is fitted on every dataset but one and judged on that
   one, by Spearman's rho over its outputs and by the mean per-input Kendall tau; the pair with
   the highest mean rho + mean tau wins (tau left out where no dataset has inputs with several
@@ -35,6 +38,7 @@ __all__ = [
     "JudgedFile",
     "candidates",
     "choose",
+    "dataset_weights",
     "design",
     "fit_choice",
     "input_fold_index",
@@ -167,14 +171,25 @@ def _groups(files: Sequence[JudgedFile]) -> list[str]:
     return [f"{f.name}\x1f{g}" for f in files for g in f.groups]
 
 
+def dataset_weights(files: Sequence[JudgedFile]) -> np.ndarray:
+    """Each row's weight in the fit: 1 / its dataset's size, scaled to a mean of 1."""
+    w = np.concatenate([np.full(len(f.human), 1.0 / max(len(f.human), 1)) for f in files])
+    return w / w.mean()
+
+
 def _fit(estimator, files: Sequence[JudgedFile], columns, readings):
     from sklearn.base import clone
 
     model = clone(estimator)
-    X, y = design(files, columns, readings), targets(files)
+    X, y, w = design(files, columns, readings), targets(files), dataset_weights(files)
+    steps = getattr(model, "steps", None)
+    final = steps[-1][1] if steps else model
+    kwargs: dict[str, Any] = {}
     if "groups" in inspect.signature(model.fit).parameters:
-        return model.fit(X, y, groups=_groups(files))
-    return model.fit(X, y)
+        kwargs["groups"] = _groups(files)
+    if "sample_weight" in inspect.signature(final.fit).parameters:
+        kwargs[f"{steps[-1][0]}__sample_weight" if steps else "sample_weight"] = w
+    return model.fit(X, y, **kwargs)
 
 
 def judge(pred: np.ndarray, held: JudgedFile) -> dict[str, float]:

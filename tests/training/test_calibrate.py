@@ -231,6 +231,36 @@ def test_the_shipped_calibrated_bundle_is_monotone_in_gleu_and_pickles_only_skle
     assert list(order) == list(np.argsort([s.gleu for s in scores]))
 
 
+def test_the_shipped_calibrated_bundle_is_served_from_its_card_as_its_pickle_predicts():
+    # The card's `calibration.linear` is the pickled pipeline's arithmetic: serving it needs no
+    # scikit-learn, and every score equals what the pickle predicts.
+    import subprocess
+    import sys
+
+    import joblib
+
+    from features.resources import MODELS_DIR
+    from scorer.calibration import CALIBRATION_FILE
+    from scorer.scoring import load_scorer
+
+    folder = MODELS_DIR / "calibrated"
+    served = load_scorer(folder)
+    assert type(served.calibration.model).__name__ == "LinearStage"
+    pickled = joblib.load(folder / CALIBRATION_FILE)
+    X = np.random.default_rng(0).normal(size=(40, len(served.calibration.inputs)))
+    assert served.calibration.model.predict(X) == pytest.approx(pickled.predict(X), abs=1e-12)
+    code = (
+        "import sys\n"
+        "from scorer.scoring import load_scorer\n"
+        f"print(load_scorer({str(folder)!r}).score(['The cat sat on the mat.'])[0])\n"
+        "print('sklearn' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    value, imported = out.stdout.split()
+    assert imported == "False"
+    assert float(value) == pytest.approx(served.score(["The cat sat on the mat."])[0], abs=1e-9)
+
+
 def test_the_service_returns_calibrated_fluency_beside_gleu():
     from features.resources import MODELS_DIR
     from scorer.web import create_app

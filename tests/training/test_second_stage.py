@@ -44,6 +44,63 @@ def test_the_ranker_learns_the_order_within_inputs_that_a_regression_misses():
         InputRanker().fit(X[:3], np.ones(3), groups=["a", "a", "b"])
 
 
+
+def _synthetic(name: str, n: int, sign: float, seed: int):
+    from training.second_stage import JudgedFile
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    human = sign * x + rng.normal(scale=0.3, size=n)
+    return JudgedFile(
+        name=name,
+        texts=[""] * n,
+        groups=[str(k // 4) for k in range(n)],
+        human=human,
+        gleu=x,
+        features=[{} for _ in range(n)],
+        n_left_out=0,
+    )
+
+
+def test_every_dataset_weighs_the_same_in_the_fit_whatever_its_size():
+    # A dataset of 1,000 outputs and one of 100 that read the GLEU score the opposite way: the
+    # fit weighted by dataset is the fit with the small one repeated ten times, so neither sets
+    # the weights alone (unweighted, the large one would).
+    from training.second_stage import _fit, candidates, dataset_weights, targets
+
+    big, small = _synthetic("big", 1000, 1.0, 0), _synthetic("small", 100, -1.0, 1)
+    w = dataset_weights([big, small])
+    assert w[:1000].sum() == pytest.approx(w[1000:].sum()) and w.mean() == pytest.approx(1.0)
+    affine = candidates()["linear(gleu only)"]
+    weighted = _fit(affine, [big, small], [], ())
+    repeated = [big] + [small] * 10
+    X = design(repeated, [], ())
+    from sklearn.linear_model import LinearRegression
+
+    # `targets` z-normalises within each dataset; repeat that for the reference fit.
+    y = np.concatenate([targets([big]), np.tile(targets([small]), 10)])
+    plain = LinearRegression().fit(X[:, :1], y)
+    assert weighted.steps[-1][1].coef_[0] == pytest.approx(plain.coef_[0], abs=1e-9)
+    assert abs(weighted.steps[-1][1].coef_[0]) < 0.15  # the two datasets cancel out
+    unweighted = LinearRegression().fit(design([big, small], [], ())[:, :1], targets([big, small]))
+    assert unweighted.coef_[0] > 0.5
+
+
+def test_the_ranker_weighs_pairs_by_their_outputs_weights():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    y = X[:, 0] - X[:, 1] + rng.normal(scale=0.5, size=400)
+    groups = [k // 5 for k in range(400)]
+    plain = InputRanker(C=1.0).fit(X, y, groups=groups)
+    ones = InputRanker(C=1.0).fit(X, y, groups=groups, sample_weight=np.ones(400))
+    assert ones.coef_ == pytest.approx(plain.coef_, abs=1e-12)
+    # Weight only where x1 is the signal: the ranker follows those inputs.
+    y2 = np.where(np.arange(400) < 200, X[:, 0], X[:, 1])
+    w = np.where(np.arange(400) < 200, 0.0, 1.0)
+    second = InputRanker(C=1.0).fit(X, y2, groups=groups, sample_weight=w)
+    assert abs(second.coef_[1]) > 5 * abs(second.coef_[0])
+
+
 GOOD = [
     "The hotel is near the station. It has a pool and a bar.",
     "Our restaurant serves Italian food in the city centre.",
