@@ -44,7 +44,6 @@ def test_the_ranker_learns_the_order_within_inputs_that_a_regression_misses():
         InputRanker().fit(X[:3], np.ones(3), groups=["a", "a", "b"])
 
 
-
 def _synthetic(name: str, n: int, sign: float, seed: int):
     from training.second_stage import JudgedFile
 
