@@ -119,6 +119,7 @@ def calibrate(
     aggregates: Sequence[str] | None = None,
     input_sets: Sequence[str] = INPUT_SETS,
     genre: str | None = None,
+    summary: str | None = None,
 ) -> dict[str, Any]:
     """Choose the second stage (`training.second_stage.choose`: regressor, inputs and, among
     `aggregates`, the reading of a text of several sentences) by its held-out mean rho + mean
@@ -193,6 +194,9 @@ def calibrate(
         section["command"] = command
     card = dict(scorer.card)
     card.update(name=out.name, calibration=section)
+    card.pop("summary", None)  # the GLEU stage's own line does not describe this bundle
+    if summary:
+        card["summary"] = summary
     (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     return section
 
@@ -223,6 +227,7 @@ def _command(args: argparse.Namespace) -> str:
         ("--folds", args.folds, 0),
         ("--learning-curve", args.learning_curve, None),
         ("--genre", args.genre, None),
+        ("--summary", repr(args.summary) if args.summary else None, None),
     ):
         if value != default:
             options += f" {flag} {value}"
@@ -279,6 +284,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         aggregates=_aggregates(args.aggregate),
         input_sets=args.inputs or INPUT_SETS,
         genre=args.genre,
+        summary=args.summary,
     )
     held = list(next(iter(section["leave_one_file_out"].values())))
     chosen = f"{section['regressor']} [{section['input_set']}]"
@@ -363,6 +369,11 @@ def add_commands(sub) -> None:
         "LM sum); repeat (default: both)",
     )
     cal.add_argument("--genre", help="the genre the bundle is for, recorded in its card")
+    cal.add_argument(
+        "--summary",
+        help="one line for the card: what the bundle is for and when not to use it "
+        "(GET /v1/models and the page show it)",
+    )
     cal.add_argument(
         "--cache",
         default=str(default_cache_dir()),

@@ -275,3 +275,48 @@ def test_the_service_returns_calibrated_fluency_beside_gleu():
     assert [r["index"] for r in ranked] == [1, 0]
     assert ranked[0]["fluency"] == pytest.approx(scores[0]["fluency"])
     assert ranked[0]["gleu"] == pytest.approx(scores[0]["gleu"])
+
+
+def test_the_shipped_data_to_text_bundle_is_the_default_plus_a_linear_ranker_for_its_genre():
+    # models/data-to-text: the default's GLEU stage, a within-input ranker fitted on the five
+    # data-to-text datasets, served from its card; /v1/models tells a client what it is for.
+    from features.resources import MODELS_DIR
+    from scorer import load_scorers
+    from scorer.bundles import describe
+    from scorer.web import create_app
+
+    scorers = load_scorers(["default", "data-to-text"], models_dir=MODELS_DIR)
+    default, d2t = scorers["default"], scorers["data-to-text"]
+    assert d2t.rows is default.rows  # one parse for both
+    section = d2t.card["calibration"]
+    assert section["genre"] == "data-to-text"
+    assert sorted(section["files"]) == [
+        "e2e2017",
+        "novikova2017_bagel",
+        "novikova2017_sfhot",
+        "novikova2017_sfres",
+        "webnlg2017",
+    ]
+    assert section["regressor"].startswith("ranker(") and "folds" not in section
+    assert d2t.card["model_sha256"] == default.card["model_sha256"]
+    assert type(d2t.calibration.model).__name__ == "LinearStage"
+    # Outputs of one restaurant input, fluent and not: the ranker keeps the fluent one first.
+    texts = [
+        "The Eagle is a coffee shop near Burger King. It serves Italian food.",
+        "The Eagle is a coffee shop near Burger King. It serve Italian food food.",
+        "coffee shop The Eagle near is Burger King food Italian serves it",
+    ]
+    scored = d2t.score_texts(texts)
+    assert d2t.aggregate_for() == "whole"  # the reading it was chosen and fitted with
+    assert [s.gleu for s in scored] == pytest.approx(
+        [s.score for s in default.score_texts(texts, aggregate="whole")], abs=1e-9
+    )
+    assert scored[0].score > scored[1].score > scored[2].score
+    listed = describe(d2t)
+    assert listed["genre"] == "data-to-text" and "Experimental" in listed["summary"]
+    app = create_app(
+        {"TESTING": True, "MODELS_DIR": str(MODELS_DIR), "MODELS": "default,data-to-text"}
+    )
+    models = app.test_client().get("/v1/models").get_json()
+    named = {m["name"]: m for m in models["models"]}
+    assert named["data-to-text"]["genre"] == "data-to-text"

@@ -277,11 +277,16 @@ def test_calibrate_a_csv_of_sentences_and_their_shuffles(tmp_path, capsys):
     argv = ["calibrate", "--judgements", str(tmp_path / "mine.jsonl"), "--dataset-column", "set"]
     argv += ["--text-column", "output", "--human-field", "scores.r", "--group-column", "input"]
     argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
+    argv += ["--genre", "reviews", "--summary", "For my reviews; not for news."]
     assert main([*argv, "--out", str(models / "two")]) == 0
     out, err = capsys.readouterr()
     assert "warning" not in err
     assert "| regressor [inputs] | first | second | mean rho | mean tau |" in out
-    section = json.loads((models / "two" / "card.json").read_text())["calibration"]
+    card = json.loads((models / "two" / "card.json").read_text())
+    assert card["summary"] == "For my reviews; not for news."
+    assert "--summary 'For my reviews; not for news.'" in card["calibration"]["command"]
+    section = card["calibration"]
+    assert section["genre"] == "reviews"
     assert section["selection"].startswith("held out: datasets")
     assert set(section["files"]) == {"first", "second"}
 
