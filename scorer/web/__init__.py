@@ -52,7 +52,7 @@ def create_app(
     @app.get("/readyz")
     def readyz():
         loaded = holder.get()
-        return {"status": "ready", "model": loaded.scorer.name}
+        return {"status": "ready", "model": loaded.scorer.name, "models": list(loaded.models)}
 
     @app.get("/openapi.json")
     def openapi():

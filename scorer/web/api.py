@@ -79,7 +79,7 @@ def score():
             sentences,
             deadline.check,
         )
-    metrics.texts_scored(len(sentences))
+    metrics.texts_scored(len(sentences), scorer.name)
     items = []
     for i, s in enumerate(scores):
         item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": s.gleu}
@@ -106,7 +106,7 @@ def rerank_view():
     deadline = work.deadline()
     with work.slot().hold(deadline):
         ranked = rank(scorer, inputs, deadline.check)
-    metrics.texts_scored(len(candidates))
+    metrics.texts_scored(len(candidates), scorer.name)
     items = []
     for r in ranked:
         item: dict[str, Any] = {

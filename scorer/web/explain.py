@@ -41,7 +41,7 @@ def explain():
             sentences,
             deadline.check,
         )
-    metrics.texts_scored(len(sentences))
+    metrics.texts_scored(len(sentences), scorer.name)
     return {
         "model": scorer.name,
         "lm_threshold": {"value": LM_THRESHOLD, "of": LM_THRESHOLD_MEANS},

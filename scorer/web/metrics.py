@@ -5,11 +5,13 @@ What is exported (labels never hold request text, a URL as sent or a request id)
 - `fluency_http_requests_total{endpoint, status}`: `endpoint` is the route's template
   (`/v1/rerank`); requests no route answers (404, 405) all count as `unmatched`.
 - `fluency_http_request_duration_seconds{endpoint}`: histogram, first request hook to response.
-- `fluency_texts_scored_total{endpoint}`: texts given a fluency score by requests that succeeded
-  (/v1/score sentences, /v1/rerank candidates, /v1/explain sentences).
+- `fluency_texts_scored_total{endpoint, model}`: texts given a fluency score by requests that
+  succeeded (/v1/score sentences, /v1/rerank candidates, /v1/explain sentences), by the loaded
+  model that scored them (FLUENCY_MODELS: the one a request names, else the default).
 - `fluency_http_problems_total{type}`: problem-details answers by type slug (scorer/web/errors.py).
-- `fluency_model_info{name, model_sha256}` (always 1) and `fluency_model_loaded_timestamp_seconds`:
-  the model of the process answering the scrape, read at scrape time (so current after a reload).
+- `fluency_model_info{name, model_sha256, default}` (always 1), one series per loaded model, and
+  `fluency_model_loaded_timestamp_seconds`: the models of the process answering the scrape, read
+  at scrape time (so current after a reload).
 - `fluency_worker_resident_memory_bytes`: resident set size (/proc/self/statm), set by each
   process when it starts a worker and after each request; under gunicorn one series per live
   worker (label `pid`).
@@ -71,8 +73,10 @@ class _ModelCollector(Collector):
         )
         current = self.app.extensions["fluency"].current
         if current is not None:
-            sha = current.scorer.card.get("model_sha256") or ""
-            info.add_metric([], {"name": current.scorer.name, "model_sha256": str(sha)})
+            for name, scorer in current.models.items():
+                sha = str(scorer.card.get("model_sha256") or "")
+                default = "true" if scorer is current.scorer else "false"
+                info.add_metric([], {"name": name, "model_sha256": sha, "default": default})
             loaded.add_metric([], current.loaded_at)
         yield info
         yield loaded
@@ -99,8 +103,8 @@ class _Metrics:
         )
         self.texts = Counter(
             "fluency_texts_scored_total",
-            "Texts given a fluency score by successful requests, by route template",
-            ["endpoint"],
+            "Texts given a fluency score by successful requests, by route template and model",
+            ["endpoint", "model"],
             registry=reg,
         )
         self.problems = Counter(
@@ -203,11 +207,13 @@ def register(app: Flask) -> None:
     app.add_url_rule("/metrics", "metrics", metrics.expose, methods=["GET"])
 
 
-def texts_scored(n_texts: int) -> None:
-    """Count `n_texts` scored by the current request (a no-op when metrics are off)."""
+def texts_scored(n_texts: int, model: str) -> None:
+    """Count `n_texts` scored by the loaded model `model` for the current request (a no-op when
+    metrics are off). Model names come from FLUENCY_MODELS, never from the request: a request
+    naming an unknown model is refused before anything is counted."""
     metrics = current_app.extensions.get(_EXTENSION)
     if metrics is not None and request.url_rule is not None:
-        metrics.texts.labels(request.url_rule.rule).inc(n_texts)
+        metrics.texts.labels(request.url_rule.rule, model).inc(n_texts)
 
 
 # Called from gunicorn.conf.py's hooks.

@@ -318,10 +318,15 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
         },
         "Ready": {
             "type": "object",
-            "required": ["status", "model"],
+            "required": ["status", "model", "models"],
             "properties": {
                 "status": {"const": "ready"},
                 "model": {"type": "string", "description": "the default model"},
+                "models": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "every loaded model, the default first (FLUENCY_MODELS)",
+                },
             },
         },
     }

@@ -18,7 +18,11 @@ from scorer.web.logs import ACCESS_LOGGER
 
 def test_health_ready_model(client):
     assert client.get("/healthz").get_json() == {"status": "ok"}
-    assert client.get("/readyz").get_json() == {"status": "ready", "model": "tiny"}
+    assert client.get("/readyz").get_json() == {
+        "status": "ready",
+        "model": "tiny",
+        "models": ["tiny"],
+    }
     body = client.get("/v1/model").get_json()
     assert body["serving"]["name"] == "tiny" and body["card"]["name"] == "tiny"
     assert body["serving"]["model_sha256"] == body["card"]["model_sha256"]

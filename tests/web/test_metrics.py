@@ -82,7 +82,9 @@ def test_one_process_counts_requests_texts_refusals_and_the_model(app_config, mo
     assert total(m, latency + "_bucket", endpoint="/v1/rerank", le="+Inf") == 2
     assert 0 < total(m, latency + "_sum", endpoint="/v1/rerank") < 60
     [(info, value)] = m["fluency_model_info"]
-    assert value == 1 and info == {"name": "tiny", "model_sha256": card_sha(models_dir / "tiny")}
+    sha = card_sha(models_dir / "tiny")
+    assert value == 1 and info == {"name": "tiny", "model_sha256": sha, "default": "true"}
+    assert total(m, "fluency_texts_scored_total", endpoint="/v1/score", model="tiny") == 2
     [(_, rss)] = m["fluency_worker_resident_memory_bytes"]
     assert rss > 50e6  # this process holds spaCy
     assert MARK not in body and "secret" not in body and "planted" not in body

@@ -219,3 +219,30 @@ def test_gunicorn_workers_score_with_the_model_each_request_names(two_models, ap
     assert [s["fluency"] for s in got["scores"]] == pytest.approx(
         [s["fluency"] for s in expected["calibrated"]["scores"]]
     )
+
+
+def test_metrics_and_readiness_name_every_loaded_model(client):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    ready = client.get("/readyz").get_json()
+    assert ready == {"status": "ready", "model": "default", "models": NAMES}
+    _valid(client, ready, "Ready")
+    client.post("/v1/score", json={"sentences": TEXTS[:2], "model": "calibrated"})
+    client.post("/v1/rerank", json={"candidates": TEXTS})
+    client.post("/v1/score", json={"sentences": TEXTS[:1], "model": "nonesuch"})  # refused
+    samples = [
+        s
+        for family in text_string_to_metric_families(client.get("/metrics").get_data(as_text=True))
+        for s in family.samples
+    ]
+    scored = {
+        (s.labels["endpoint"], s.labels["model"]): s.value
+        for s in samples
+        if s.name == "fluency_texts_scored_total"
+    }
+    assert scored[("/v1/score", "calibrated")] >= 2 and ("/v1/score", "nonesuch") not in scored
+    assert scored[("/v1/rerank", "default")] >= len(TEXTS)
+    info = {s.labels["name"]: s.labels for s in samples if s.name == "fluency_model_info"}
+    assert set(info) == set(NAMES)
+    assert info["default"]["default"] == "true" and info["calibrated"]["default"] == "false"
+    assert info["default"]["model_sha256"] == info["calibrated"]["model_sha256"]
