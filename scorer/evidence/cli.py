@@ -26,6 +26,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     models = args.model or [None]
     seed = config["SEED"] if args.seed is None else args.seed
     paths = judgement_files(args.dev, args.files)
+    genres = parse_genres(args.genre, [p.stem for p in paths])
     scorers = load_configured_all(models, config)  # one LM, parsers and rows per GLEU base
     runs = run_benchmark(
         scorers,
@@ -40,6 +41,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         seed=seed,
         protocol=args.protocol,
         second_stage=_second_stage(args) if args.protocol == "lodo" else None,
+        genres=genres,
     )
     robust = None
     if args.robustness:
@@ -125,6 +127,14 @@ def _add_benchmark(sub) -> None:
         "is held out by folds of its inputs, marked as such",
     )
     bm.add_argument(
+        "--genre",
+        action="append",
+        default=[],
+        metavar="FILE=GENRE",
+        help="put a judgement file (its name without .jsonl) in a genre, for files not listed "
+        "in scorer/evidence/genres.py (your own datasets beside ../shared/dev); repeat",
+    )
+    bm.add_argument(
         "--regressor",
         action="append",
         default=[],
@@ -155,6 +165,24 @@ def _add_benchmark(sub) -> None:
         "as generated with this command, the date and the versions (docs/results/)",
     )
     bm.set_defaults(func=cmd_benchmark, benchmark_parser=bm)
+
+
+def parse_genres(pairs, names) -> dict[str, str]:
+    """`scorer.evidence.genres.GENRES` with each FILE=GENRE of `pairs` added (or replaced);
+    a FILE that is not among `names`, the files being benchmarked, is an error."""
+    from features.errors import InputError
+    from scorer.evidence.genres import GENRES
+
+    out = dict(GENRES)
+    for pair in pairs:
+        name, sep, genre = pair.partition("=")
+        name, genre = name.strip().removesuffix(".jsonl"), genre.strip()
+        if not sep or not name or not genre:
+            raise InputError(f"--genre takes FILE=GENRE, got {pair!r}")
+        if name not in names:
+            raise InputError(f"--genre {pair!r}: no judgement file {name!r} among {sorted(names)}")
+        out[name] = genre
+    return out
 
 
 def add_commands(sub) -> None:

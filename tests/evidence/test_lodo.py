@@ -113,3 +113,23 @@ def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, ca
     assert np.isfinite(run["files"][0]["columns"][LODO_LABEL]["spearman"])
     assert main([*argv, "--model", "calibrated"]) == 2
     assert "GLEU model" in capsys.readouterr().err
+
+
+def test_files_of_ones_own_join_a_genre_by_name(tmp_path, capsys):
+    # Judgement files from elsewhere (not in scorer/evidence/genres.py) put in one genre: each
+    # is then held out by dataset, fitted on the other; a name that is not a file is refused.
+    for name, seed in (("alpha", 1), ("beta", 2)):
+        _file(tmp_path / f"{name}.jsonl", seed)
+    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--samples", "100"]
+    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
+    argv += ["--no-robustness", "--format", "json"]
+    genre = ["--genre", "alpha=data-to-text", "--genre", "beta.jsonl=data-to-text"]
+    assert main([*argv, *genre]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["genres"] == {"alpha": "data-to-text", "beta": "data-to-text"}
+    assert set(run["held_out"].values()) == {"dataset"}
+    assert run["second_stage"]["alpha"]["trained_on"] == ["beta"]
+    assert main([*argv, "--genre", "gamma=mt"]) == 2
+    assert "no judgement file 'gamma'" in capsys.readouterr().err
+    assert main([*argv, "--genre", "alpha"]) == 2
+    assert "FILE=GENRE" in capsys.readouterr().err
