@@ -23,16 +23,20 @@ Under gunicorn each worker is a process of its own. gunicorn.conf.py sets
 PROMETHEUS_MULTIPROC_DIR before the app is loaded (prometheus_client reads it when imported);
 every process, the master too, then writes its values into files there, and a scrape, answered
 by any worker, adds them up (prometheus_client's multiprocess mode). The master's `child_exit`
-drops a dead worker's memory series. Without that variable (one process, the Flask test
-client) the values live in the app's own registry.
+drops a dead worker's memory series and folds its counters and histograms into one archive file
+a type (`archive_dead`), so recycling workers for weeks leaves two files, not two a worker, for
+every scrape to read. Without that variable (one process, the Flask test client) the values
+live in the app's own registry.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from flask import Flask, Response, current_app, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
@@ -43,6 +47,7 @@ from prometheus_client.registry import Collector
 __all__ = [
     "MULTIPROCESS",
     "UNMATCHED",
+    "archive_dead",
     "model_reloaded",
     "register",
     "texts_scored",
@@ -145,7 +150,9 @@ class _Metrics:
             registry.register(self.model)
         self.update_rss()
         encode, content_type = choose_encoder(request.headers.get("Accept", ""))
-        resp = Response(encode(registry), content_type=content_type)
+        with _folder_lock(exclusive=False):  # not while a dead worker's files are archived
+            text = encode(registry)
+        resp = Response(text, content_type=content_type)
         resp.headers["Cache-Control"] = "no-store"
         return resp
 
@@ -227,11 +234,62 @@ def worker_started(app: Flask | None) -> None:
 
 
 def worker_exited(pid: int) -> None:
-    """In the master (child_exit): count the exit and drop the worker's live series."""
+    """In the master (child_exit): count the exit, drop the worker's live series and archive
+    its counters and histograms."""
     counters = _master_counters()
     if counters:
         counters["exits"].inc()
         multiprocess.mark_process_dead(pid)
+        archive_dead(pid)
+
+
+_ARCHIVED = ("counter", "histogram")  # summed over processes; gauges go with their process
+_LOCK_FILE = ".scrape.lock"  # no `_`-separated type prefix: the collector never reads it
+
+
+@contextmanager
+def _folder_lock(*, exclusive: bool) -> Iterator[None]:
+    """An flock on the metrics folder: scrapes share it, archiving takes it alone, so no scrape
+    reads a dead worker's values both in its own file and in the archive (a counter that
+    drops back afterwards would look like a reset to Prometheus)."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        yield
+        return
+    with open(os.path.join(folder, _LOCK_FILE), "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def archive_dead(pid: int) -> None:
+    """Add a dead process's counter and histogram values into `counter_archive.db` and
+    `histogram_archive.db` and delete its own files. Sums are all a scrape makes of these types,
+    so the scrape is unchanged; only the master calls this, one exit at a time.
+
+    prometheus_client keeps every process's files for good (`mark_process_dead` removes only
+    live gauges); with workers recycled every thousand requests the folder and each scrape's
+    reading would grow without bound. Its `MmapedDict` is the file format, used as it is."""
+    from prometheus_client.mmap_dict import MmapedDict
+
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return
+    with _folder_lock(exclusive=True):
+        for kind in _ARCHIVED:
+            dead = os.path.join(folder, f"{kind}_{pid}.db")
+            if not os.path.exists(dead):
+                continue
+            archive = MmapedDict(os.path.join(folder, f"{kind}_archive.db"))
+            try:
+                for key, value, timestamp, _ in MmapedDict.read_all_values_from_file(dead):
+                    old, _ = archive.read_value(key)
+                    archive.write_value(key, old + value, timestamp)
+            finally:
+                archive.close()
+            os.remove(dead)
 
 
 def model_reloaded(ok: bool) -> None:

@@ -240,6 +240,11 @@ def test_every_worker_counts_and_a_reload_keeps_the_counts(gunicorn):
     assert not set(_workers(after)) & set(workers)  # only the new workers' memory
     assert total(after, req, endpoint="/v1/score", status="200") == 12
     assert total(after, "fluency_texts_scored_total", endpoint="/v1/score") == n_texts
+    # The dead workers' counters and histograms now live in one archive file a type.
+    for pid in workers:
+        assert not list(folder.glob(f"*_{pid}.db"))
+    assert (folder / "counter_archive.db").is_file()
+    assert (folder / "histogram_archive.db").is_file()
     [(info, _)] = after["fluency_model_info"]
     assert info["model_sha256"] == card_sha(ROOT / "models" / "default")
 
@@ -254,3 +259,46 @@ def test_every_worker_counts_and_a_reload_keeps_the_counts(gunicorn):
         time.sleep(0.5)
     assert total(last, "fluency_worker_exits_total") == 3
     assert str(victim) not in _workers(last) and len(_workers(last)) == 2
+    assert not list(folder.glob(f"*_{victim}.db"))  # archived, killed or not
+
+
+def test_a_dead_process_is_archived_without_changing_the_scrape(tmp_path, monkeypatch):
+    # Two dead workers' files folded into the archive one after the other: the collector adds
+    # up the same values before and after, and only the archive and the live worker's files stay.
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    from scorer.web.metrics import archive_dead
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+
+    def write(kind: str, pid: int, name: str, labels: dict, value: float) -> None:
+        d = MmapedDict(str(tmp_path / f"{kind}_{pid}.db"))
+        metric = name.removesuffix("_total").removesuffix("_count")
+        key = mmap_key(metric, name, list(labels), list(labels.values()), "help")
+        old, _ = d.read_value(key)
+        d.write_value(key, old + value, 0.0)
+        d.close()
+
+    for pid, n in ((101, 3.0), (102, 4.0), (103, 5.0)):
+        write("counter", pid, "fluency_texts_scored_total", {"endpoint": "/v1/score"}, n)
+        write("histogram", pid, "fluency_lat_count", {"endpoint": "/v1/score"}, n)
+
+    def scraped() -> bytes:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=str(tmp_path))
+        return generate_latest(registry)
+
+    before = scraped()
+    assert b"fluency_texts_scored_total" in before
+    archive_dead(101)
+    archive_dead(102)
+    archive_dead(999)  # a process that wrote nothing
+    assert scraped() == before
+    assert sorted(p.name for p in tmp_path.glob("*.db")) == [
+        "counter_103.db",
+        "counter_archive.db",
+        "histogram_103.db",
+        "histogram_archive.db",
+    ]
+    assert total(scrape(scraped().decode()), "fluency_texts_scored_total") == 12.0
