@@ -99,12 +99,18 @@ def test_a_file_is_scored_by_a_stage_fitted_on_the_other_files_of_its_genre(tmp_
     assert "| alpha | g | dataset | beta |" in text
 
 
-def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, capsys):
+def _two_files_lodo(folder) -> list[str]:
+    """Two small judgement files of no listed genre in `folder`, and the benchmark's arguments
+    for them under --protocol lodo."""
     for name, seed in (("alpha", 1), ("beta", 2)):
-        _file(tmp_path / f"{name}.jsonl", seed)
-    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--samples", "100"]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
-    argv += ["--no-robustness", "--format", "json"]
+        _file(folder / f"{name}.jsonl", seed)
+    argv = ["benchmark", "--dev", str(folder), "--protocol", "lodo", "--samples", "100"]
+    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(folder / "rows")]
+    return [*argv, "--no-robustness", "--format", "json"]
+
+
+def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, capsys):
+    argv = _two_files_lodo(tmp_path)
     assert main(argv) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert run["protocol"] == "lodo" and run["models"][-1] == LODO_LABEL
@@ -118,11 +124,7 @@ def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, ca
 def test_files_of_ones_own_join_a_genre_by_name(tmp_path, capsys):
     # Judgement files from elsewhere (not in scorer/evidence/genres.py) put in one genre: each
     # is then held out by dataset, fitted on the other; a name that is not a file is refused.
-    for name, seed in (("alpha", 1), ("beta", 2)):
-        _file(tmp_path / f"{name}.jsonl", seed)
-    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--samples", "100"]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
-    argv += ["--no-robustness", "--format", "json"]
+    argv = _two_files_lodo(tmp_path)
     genre = ["--genre", "alpha=data-to-text", "--genre", "beta.jsonl=data-to-text"]
     assert main([*argv, *genre]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
