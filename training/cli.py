@@ -1,13 +1,14 @@
 """The model-making commands (`split-corpus`, `train`, `train-lm`, `train-parser`, `glue-test`,
-`calibrate`), gathered for `scorer.cli`. Each module adds its own subcommands."""
+`calibrate`, `import-judgements`), gathered for `scorer.cli`. Each module adds its own
+subcommands."""
 
 from __future__ import annotations
 
-from training import calibrate, corpus, glue, lm, parser, train
+from training import calibrate, corpus, glue, imports, lm, parser, train
 
 __all__ = ["add_commands"]
 
 
 def add_commands(sub) -> None:
-    for module in (corpus, train, glue, calibrate, parser, lm):
+    for module in (corpus, train, glue, calibrate, parser, lm, imports):
         module.add_commands(sub)
