@@ -14,6 +14,9 @@ data beyond the development files.
   repository: each rated output's text is line `sample_id` of its team's `primary.en`; `score`
   is the organisers' fluency rating of it, the other four criteria in `scores`. The human
   references, rated as a team of their own, have no file there and are left out.
+- `cola`: a file of the Corpus of Linguistic Acceptability (Warstadt et al. 2019; `raw/*.tsv`:
+  source, label, the author's mark, sentence): `score` is the label, 1 acceptable, 0 not; every
+  sentence is an input of its own, so agreement is rho and pairwise accuracy, not per-input tau.
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from typing import Any
 
 from features.errors import InputError
 
-__all__ = ["add_commands", "mqm_judgements", "mqm_weight", "webnlg2020_judgements"]
+__all__ = [
+    "add_commands",
+    "cola_judgements",
+    "mqm_judgements",
+    "mqm_weight",
+    "webnlg2020_judgements",
+]
 
 MQM_COLUMNS = ("system", "seg_id", "rater", "target", "category", "severity")
 FLUENCY_CATEGORIES = ("Fluency/", "Style/Awkward")
@@ -138,7 +147,36 @@ def webnlg2020_judgements(folder: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-READERS = {"mqm": mqm_judgements, "webnlg2020": webnlg2020_judgements}
+def cola_judgements(path: str | Path) -> list[dict[str, Any]]:
+    """One judgement per sentence of a CoLA TSV (four columns, no header)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) != 4 or cells[1] not in ("0", "1"):
+            raise InputError(f"{path}:{number}: not a CoLA line (source, 0 or 1, mark, sentence)")
+        source, label, _, sentence = cells
+        out.append(
+            {
+                "text": sentence,
+                "score": float(label),
+                "scores": {"acceptable": float(label)},
+                "refs": [],
+                "group": str(number),
+                "system": source,
+                "is_reference": False,
+            }
+        )
+    return out
+
+
+READERS = {"cola": cola_judgements, "mqm": mqm_judgements, "webnlg2020": webnlg2020_judgements}
 
 
 def cmd_import(args: argparse.Namespace, config: dict) -> int:
@@ -164,6 +202,6 @@ def add_commands(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     imp.add_argument("format", choices=sorted(READERS), help="the source's format")
-    imp.add_argument("source", help="mqm: the annotation TSV; webnlg2020: the repository folder")
+    imp.add_argument("source", help="mqm, cola: the TSV file; webnlg2020: the repository folder")
     imp.add_argument("--out", required=True, help="the JSON-lines judgement file to write")
     imp.set_defaults(func=cmd_import)

@@ -11,7 +11,12 @@ import pytest
 from features.errors import InputError
 from scorer.cli import main
 from scorer.evidence.benchmark_data import read_judged
-from training.imports import mqm_judgements, mqm_weight, webnlg2020_judgements
+from training.imports import (
+    cola_judgements,
+    mqm_judgements,
+    mqm_weight,
+    webnlg2020_judgements,
+)
 
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
 
@@ -103,3 +108,21 @@ def test_webnlg2020_ratings_are_put_on_their_outputs_lines(tmp_path):
     _webnlg(beyond, [_rating("teamA", 9, 0.0)], {"teamA": ["a1"]})
     with pytest.raises(InputError, match="sample 9 is not a line"):
         webnlg2020_judgements(beyond)
+
+
+def test_a_cola_file_keeps_its_labels_and_refuses_other_lines(tmp_path):
+    tsv = tmp_path / "in_domain_dev.tsv"
+    tsv.write_text(
+        "gj04\t1\t\tThe sailors rode the breeze clear of the rocks.\n"
+        "cj99\t0\t*\tAs you eat the most, you want the least.\n\n",
+        encoding="utf-8",
+    )
+    rows = cola_judgements(tsv)
+    assert [(r["text"][:10], r["score"], r["system"], r["group"]) for r in rows] == [
+        ("The sailor", 1.0, "gj04", "1"),
+        ("As you eat", 0.0, "cj99", "2"),
+    ]
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("gj04\tyes\t\tA sentence.\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.tsv:1: not a CoLA line"):
+        cola_judgements(bad)
