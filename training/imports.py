@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from features.errors import InputError
+from scorer.textio import read_lines
 
 __all__ = [
     "add_commands",
@@ -127,9 +128,9 @@ def webnlg2020_judgements(folder: str | Path) -> list[dict[str, Any]]:
         if team not in outputs:
             path = folder / WEBNLG_OUTPUTS.format(team=team)
             try:
-                outputs[team] = path.read_text(encoding="utf-8").splitlines()
-            except OSError as exc:
-                raise InputError(f"no outputs for {team!r}: cannot read {path}: {exc}") from None
+                outputs[team] = read_lines(str(path))
+            except InputError as exc:
+                raise InputError(f"no outputs for {team!r}: {exc}") from None
         line = int(r["sample_id"])
         if not 1 <= line <= len(outputs[team]):
             raise InputError(f"{team}: sample {line} is not a line of its {len(outputs[team])}")
@@ -149,13 +150,8 @@ def webnlg2020_judgements(folder: str | Path) -> list[dict[str, Any]]:
 
 def cola_judgements(path: str | Path) -> list[dict[str, Any]]:
     """One judgement per sentence of a CoLA TSV (four columns, no header)."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     out = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(read_lines(str(path)), 1):
         if not line.strip():
             continue
         cells = line.split("\t")
