@@ -121,8 +121,16 @@ def webnlg2020_judgements(folder: str | Path) -> list[dict[str, Any]]:
         raise InputError(f"cannot read {folder / WEBNLG_RATINGS}: {exc}") from None
     outputs: dict[str, list[str]] = {}
     out = []
-    for r in ratings:
-        team = r["submission_id"]
+    if not isinstance(ratings, list):
+        raise InputError(f"{folder / WEBNLG_RATINGS}: not a list of ratings")
+    for k, r in enumerate(ratings):
+        try:
+            team, line = r["submission_id"], int(r["sample_id"])
+            scores = {c.lower(): float(r[c]) for c in WEBNLG_CRITERIA}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{folder / WEBNLG_RATINGS}: rating {k} is unusable ({exc!r})"
+            ) from None
         if team == WEBNLG_REFERENCE_TEAM:
             continue
         if team not in outputs:
@@ -131,14 +139,13 @@ def webnlg2020_judgements(folder: str | Path) -> list[dict[str, Any]]:
                 outputs[team] = read_lines(str(path))
             except InputError as exc:
                 raise InputError(f"no outputs for {team!r}: {exc}") from None
-        line = int(r["sample_id"])
         if not 1 <= line <= len(outputs[team]):
             raise InputError(f"{team}: sample {line} is not a line of its {len(outputs[team])}")
         out.append(
             {
                 "text": outputs[team][line - 1],
-                "score": float(r["Fluency"]),
-                "scores": {c.lower(): float(r[c]) for c in WEBNLG_CRITERIA},
+                "score": scores["fluency"],
+                "scores": scores,
                 "refs": [],
                 "group": str(line),
                 "system": team,

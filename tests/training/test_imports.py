@@ -108,6 +108,10 @@ def test_webnlg2020_ratings_are_put_on_their_outputs_lines(tmp_path):
     _webnlg(beyond, [_rating("teamA", 9, 0.0)], {"teamA": ["a1"]})
     with pytest.raises(InputError, match="sample 9 is not a line"):
         webnlg2020_judgements(beyond)
+    broken = tmp_path / "broken"
+    _webnlg(broken, [{"submission_id": "teamA", "sample_id": "1"}], {"teamA": ["a1"]})
+    with pytest.raises(InputError, match="rating 0 is unusable"):
+        webnlg2020_judgements(broken)
 
 
 def test_a_cola_file_keeps_its_labels_and_refuses_other_lines(tmp_path):
