@@ -11,7 +11,9 @@ judged output" and files without inputs in common can share one scale.
 
 scikit-learn has no ranking estimator; this is the standard reduction over its
 `LogisticRegression`. Files with one output per input have no within-input pairs: pairs are
-then drawn across the whole file.
+then drawn across the whole file. `across` > 0 asks for both objectives at once: that share of
+the pairs is drawn across inputs of one dataset (what people say of outputs of different
+inputs), the rest within inputs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["InputRanker", "input_pairs"]
+__all__ = ["InputRanker", "dataset_pairs", "input_pairs"]
 
 
 def input_pairs(
@@ -54,6 +56,30 @@ def input_pairs(
     return i, j
 
 
+def dataset_pairs(
+    y: np.ndarray, datasets: Sequence[Hashable], *, n_pairs: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """About `n_pairs` pairs (i, j) with y_i != y_j drawn at random inside each dataset, each
+    dataset drawing a share proportional to its size (the fit's weights even the datasets)."""
+    rng = np.random.default_rng(seed + 1)
+    ids: dict[Hashable, list[int]] = {}
+    for k, d in enumerate(datasets):
+        ids.setdefault(d, []).append(k)
+    i_all, j_all = [], []
+    for members in ids.values():
+        m = np.asarray(members)
+        want = max(1, round(n_pairs * len(m) / len(y)))
+        i_all.append(m[rng.integers(0, len(m), want * 2)])
+        j_all.append(m[rng.integers(0, len(m), want * 2)])
+    i, j = np.concatenate(i_all), np.concatenate(j_all)
+    keep = y[i] != y[j]
+    i, j = i[keep], j[keep]
+    if len(i) > n_pairs:
+        pick = rng.choice(len(i), n_pairs, replace=False)
+        i, j = i[pick], j[pick]
+    return i, j
+
+
 class InputRanker:
     """Pairwise logistic ranking within inputs, then an affine map onto the human scale.
 
@@ -61,13 +87,25 @@ class InputRanker:
     share a name). `predict(X)` is NumPy only, so a served bundle needs no scikit-learn call.
     """
 
-    def __init__(self, C: float = 1.0, max_pairs: int = 200_000, random_state: int = 12345):
+    def __init__(
+        self,
+        C: float = 1.0,
+        max_pairs: int = 200_000,
+        random_state: int = 12345,
+        across: float = 0.0,
+    ):
         self.C = C
         self.max_pairs = max_pairs
         self.random_state = random_state
+        self.across = across
 
     def get_params(self, deep: bool = True) -> dict:
-        return {"C": self.C, "max_pairs": self.max_pairs, "random_state": self.random_state}
+        return {
+            "C": self.C,
+            "max_pairs": self.max_pairs,
+            "random_state": self.random_state,
+            "across": self.across,
+        }
 
     def set_params(self, **params) -> InputRanker:
         for key, value in params.items():
@@ -75,10 +113,16 @@ class InputRanker:
         return self
 
     def fit(
-        self, X, y, groups: Sequence[Hashable] | None = None, sample_weight=None
+        self,
+        X,
+        y,
+        groups: Sequence[Hashable] | None = None,
+        sample_weight=None,
+        datasets: Sequence[Hashable] | None = None,
     ) -> InputRanker:
         """`sample_weight` weighs each row; a pair weighs what its first output does (both
-        outputs of a pair come from one input, hence one dataset)."""
+        outputs of a pair come from one dataset). `datasets` names each row's dataset, for
+        the pairs drawn across inputs (`across`; default: all rows one dataset)."""
         from sklearn.linear_model import LogisticRegression
 
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
@@ -87,7 +131,14 @@ class InputRanker:
         scale = X.std(axis=0)
         self.scale_ = np.where(scale > 0, scale, 1.0)
         Z = (X - self.mean_) / self.scale_
-        i, j = input_pairs(y, groups, max_pairs=self.max_pairs, seed=self.random_state)
+        across = float(getattr(self, "across", 0.0))  # bundles pickled before it have none
+        within = round(self.max_pairs * (1 - across))
+        i, j = input_pairs(y, groups, max_pairs=within, seed=self.random_state)
+        if across > 0:
+            n = max(len(i) * across / (1 - across), 1) if across < 1 else self.max_pairs
+            ds = datasets if datasets is not None else np.zeros(len(y))
+            a, b = dataset_pairs(y, ds, n_pairs=int(n), seed=self.random_state)
+            i, j = np.concatenate([i, a]), np.concatenate([j, b])
         if not len(i):
             raise ValueError("InputRanker needs outputs that people scored apart")
         diff = Z[i] - Z[j]
@@ -111,4 +162,5 @@ class InputRanker:
         return self.slope_ * (Z @ self.coef_) + self.intercept_
 
     def __repr__(self) -> str:
-        return f"InputRanker(C={self.C:g})"
+        across = float(getattr(self, "across", 0.0))
+        return f"InputRanker(C={self.C:g}" + (f", across={across:g})" if across else ")")

@@ -128,6 +128,20 @@ class FluencyScorer:
             )
         self.rows, self.resources = rows, rows.resources
 
+    def gleu_stage(self) -> FluencyScorer:
+        """This bundle without its calibration stage: the GLEU SVM alone, on the same head,
+        resources and feature rows (nothing is loaded again). What a new second stage is
+        fitted on (`fluency calibrate`, `fluency benchmark --protocol lodo`)."""
+        import copy
+
+        if self.calibration is None:
+            return self
+        bare = copy.copy(self)
+        bare.calibration = None
+        bare.card = {k: v for k, v in self.card.items() if k not in ("calibration", "summary")}
+        bare.card["name"] = f"{self.name} GLEU"
+        return bare
+
     @property
     def cache(self) -> FeatureCache:
         """The rows kept in memory (`FLUENCY_FEATURE_CACHE` texts)."""

@@ -25,7 +25,7 @@ import argparse
 import json
 import logging
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +120,7 @@ def calibrate(
     input_sets: Sequence[str] = INPUT_SETS,
     genre: str | None = None,
     summary: str | None = None,
+    genres: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Choose the second stage (`training.second_stage.choose`: regressor, inputs and, among
     `aggregates`, the reading of a text of several sentences) by its held-out mean rho + mean
@@ -127,6 +128,8 @@ def calibrate(
     only, folds of inputs); fit it on every dataset, and write a bundle at `out`: the GLEU
     stage (`scorer`, loaded from the folder `source`) copied as it is, `calibration.joblib`,
     and the card with a `calibration` section (inputs, choice, per-dataset held-out figures).
+    With `genres` (dataset name -> genre) spanning two or more genres, the choice leaves
+    whole genres out instead (`training.second_stage.choose`): a general model.
     Returns that section."""
     import joblib
     from tqdm import tqdm
@@ -135,8 +138,7 @@ def calibrate(
     from scorer.bundle import CARD_FILE, MODEL_FILE, sha256_file
     from scorer.head import HEAD_FILE
 
-    if scorer.calibration is not None:
-        raise InputError("calibrate a GLEU model, not one that already has a calibration stage")
+    scorer = scorer.gleu_stage()  # a bundle's own calibration is replaced, never stacked
     if not judgements:
         raise InputError("give at least one judgement file")
     ways = list(dict.fromkeys(aggregates or [resolve_aggregate()]))
@@ -151,7 +153,10 @@ def calibrate(
     choices = {}
     for how, judged in read.items():
         units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
-        choices[how] = choose(units, columns, regressors=candidates, input_sets=input_sets)
+        by_genre = None if folds else genres
+        choices[how] = choose(
+            units, columns, regressors=candidates, input_sets=input_sets, genres=by_genre
+        )
     how = max(ways, key=lambda w: _score(choices[w]))
     choice, judged = choices[how], read[how]
     units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
@@ -188,6 +193,8 @@ def calibrate(
         section["linear"] = linear  # served from the card, without scikit-learn
     if genre:
         section["genre"] = genre
+    if genres and not folds:
+        section["genres"] = {f.name: genres.get(f.name, f.name) for f in judged}
     if folds or choice.held_out != "datasets":
         section["folds"] = {f.name: len(f.texts) for f in units} if folds else choice.held_out
     if command:
@@ -221,17 +228,18 @@ def _command(args: argparse.Namespace) -> str:
     options = ""
     for flag, value, default in (
         ("--text-column", args.text_column, "text"),
-        ("--score-column", args.score_column, "score"),
         ("--group-column", args.group_column, None),
         ("--dataset-column", args.dataset_column, None),
         ("--folds", args.folds, 0),
         ("--learning-curve", args.learning_curve, None),
         ("--genre", args.genre, None),
+        ("--across-genres", "" if args.across_genres else None, None),
         ("--summary", repr(args.summary) if args.summary else None, None),
     ):
         if value != default:
             options += f" {flag} {value}"
     for flag, values in (
+        ("--score-column", [c for c in args.score_column if c != "score"]),
         ("--aggregate", args.aggregate),
         ("--inputs", args.inputs),
         ("--regressor", args.regressor),
@@ -251,13 +259,17 @@ def _aggregates(asked: Sequence[str] | None) -> list[str] | None:
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
     import sys
 
+    from scorer.evidence.cli import parse_fields
+    from scorer.evidence.genres import genres_of
     from scorer.scoring import load_configured
     from training.judged_table import read_tables
 
+    stems = [Path(p).stem for p in args.judgements]
+    score_column = parse_fields(args.score_column or ["score"], stems, flag="--score-column")
     datasets = read_tables(
         args.judgements,
         text_column=args.text_column,
-        score_column=args.score_column,
+        score_column=score_column,
         group_column=args.group_column,
         dataset_column=args.dataset_column,
     )
@@ -275,7 +287,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         source,
         datasets,
         args.out,
-        field=args.score_column,
+        field=score_column if isinstance(score_column, str) else "score",
         n_jobs=args.jobs,
         cache_dir=args.cache or None,
         candidates=args.regressor or None,
@@ -285,6 +297,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         input_sets=args.inputs or INPUT_SETS,
         genre=args.genre,
         summary=args.summary,
+        genres=genres_of([d.name for d in datasets]) if args.across_genres else None,
     )
     held = list(next(iter(section["leave_one_file_out"].values())))
     chosen = f"{section['regressor']} [{section['input_set']}]"
@@ -337,9 +350,12 @@ def add_commands(sub) -> None:
         "--score-column",
         "--human-field",
         dest="score_column",
-        default="score",
+        action="append",
+        default=[],
+        metavar="[FILE=]COLUMN",
         help="the human score; dotted for nested JSONL or Parquet fields, e.g. "
-        "scores.fluency (default: score)",
+        "scores.fluency (default: score); FILE=COLUMN for one file only (its name without "
+        "the extension); repeat",
     )
     cal.add_argument(
         "--group-column",
@@ -369,6 +385,13 @@ def add_commands(sub) -> None:
         "LM sum); repeat (default: both)",
     )
     cal.add_argument("--genre", help="the genre the bundle is for, recorded in its card")
+    cal.add_argument(
+        "--across-genres",
+        action="store_true",
+        help="a general model: choose by leaving whole genres out (each dataset's genre as "
+        "scorer/evidence/genres.py lists it; an unlisted dataset is a genre of its own), each "
+        "genre weighing the same",
+    )
     cal.add_argument(
         "--summary",
         help="one line for the card: what the bundle is for and when not to use it "

@@ -225,10 +225,22 @@ def read_table(
     return out
 
 
+def _field_for(stem: str, score) -> str:
+    if isinstance(score, str):
+        return score
+    return score.get(stem, score.get("", "score"))
+
+
 def read_tables(paths, **columns) -> list[JudgedFile]:
     """`read_table` over several files, in order; InputError when two datasets share a name
-    (they are held out by name)."""
-    out = [f for p in paths for f in read_table(p, **columns)]
+    (they are held out by name). `score_column` may map a file's stem to its own column ("" for
+    the others)."""
+    score = columns.pop("score_column", "score")
+    out = [
+        f
+        for p in paths
+        for f in read_table(p, score_column=_field_for(Path(p).stem, score), **columns)
+    ]
     seen: dict[str, int] = {}
     for f in out:
         seen[f.name] = seen.get(f.name, 0) + 1

@@ -16,7 +16,9 @@ choice for every file it leaves out).
   one, by Spearman's rho over its outputs and by the mean per-input Kendall tau; the pair with
   the highest mean rho + mean tau wins (tau left out where no dataset has inputs with several
   outputs). With one dataset only, folds of its inputs take the datasets' place, which
-  overstates what a new dataset will see.
+  overstates what a new dataset will see. Given the datasets' genres, spanning two or more,
+  whole genres are held out instead (`leave_one_genre_out`), each genre weighing the same in
+  the criterion: what a general model meets is a genre it never saw.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "input_folds",
     "inputs_of",
     "leave_one_file_out",
+    "leave_one_genre_out",
     "targets",
 ]
 
@@ -60,6 +63,7 @@ CANDIDATES: tuple[str, ...] = (
     "gbrt(depth=3)",
     "ranker(C=0.01)",
     "ranker(C=1)",
+    "ranker(C=0.01, across=0.5)",
 )
 
 
@@ -85,6 +89,8 @@ def candidates() -> dict[str, Any]:
         )
     for c in (0.01, 1.0):
         out[f"ranker(C={c:g})"] = InputRanker(C=c)
+    # Both objectives at once: half the pairs within inputs, half across inputs of one dataset.
+    out["ranker(C=0.01, across=0.5)"] = InputRanker(C=0.01, across=0.5)
     return out
 
 
@@ -187,6 +193,8 @@ def _fit(estimator, files: Sequence[JudgedFile], columns, readings):
     kwargs: dict[str, Any] = {}
     if "groups" in inspect.signature(model.fit).parameters:
         kwargs["groups"] = _groups(files)
+    if "datasets" in inspect.signature(model.fit).parameters:
+        kwargs["datasets"] = [f.name for f in files for _ in f.groups]
     if "sample_weight" in inspect.signature(final.fit).parameters:
         kwargs[f"{steps[-1][0]}__sample_weight" if steps else "sample_weight"] = w
     return model.fit(X, y, **kwargs)
@@ -221,16 +229,48 @@ def leave_one_file_out(
     return out
 
 
+def leave_one_genre_out(
+    files: Sequence[JudgedFile],
+    genres: Mapping[str, str],
+    columns: Sequence[str],
+    candidates: Mapping[str, Any],
+    readings: Sequence[str] = (),
+) -> dict[str, dict[str, dict[str, float]]]:
+    """{candidate: {held-out file: {"spearman", "group_kendall"}}}: each candidate fitted on the
+    files of every genre but one (`genres`: file name -> genre) and judged on each file of
+    that one."""
+    order = list(dict.fromkeys(genres[f.name] for f in files))
+    out: dict[str, dict[str, dict[str, float]]] = {name: {} for name in candidates}
+    for genre in order:
+        train = [f for f in files if genres[f.name] != genre]
+        held = [f for f in files if genres[f.name] == genre]
+        for name, estimator in candidates.items():
+            model = _fit(estimator, train, columns, readings)
+            for f in held:
+                out[name][f.name] = judge(model.predict(design([f], columns, readings)), f)
+    return {name: {f.name: per_file[f.name] for f in files} for name, per_file in out.items()}
+
+
 def _mean(values) -> float:
     values = [v for v in values if v is not None and np.isfinite(v)]
     return float(np.mean(values)) if values else float("nan")
 
 
-def criterion(per_file: Mapping[str, Mapping[str, float]]) -> tuple[float, float, float]:
+def criterion(
+    per_file: Mapping[str, Mapping[str, float]], genres: Mapping[str, str] | None = None
+) -> tuple[float, float, float]:
     """(mean rho + mean tau, mean rho, mean tau) over held-out datasets; tau counts only
-    where it exists."""
-    rho = _mean(r["spearman"] for r in per_file.values())
-    tau = _mean(r["group_kendall"] for r in per_file.values())
+    where it exists. With `genres`, the means are over genres of each genre's mean over its
+    files, so that a genre of five datasets weighs what a genre of one does."""
+    if genres:
+        by: dict[str, list[Mapping[str, float]]] = {}
+        for name, r in per_file.items():
+            by.setdefault(genres[name], []).append(r)
+        rho = _mean(_mean(r["spearman"] for r in rs) for rs in by.values())
+        tau = _mean(_mean(r["group_kendall"] for r in rs) for rs in by.values())
+    else:
+        rho = _mean(r["spearman"] for r in per_file.values())
+        tau = _mean(r["group_kendall"] for r in per_file.values())
     return (rho + (tau if np.isfinite(tau) else 0.0), rho, tau)
 
 
@@ -240,7 +280,7 @@ class Choice:
     input_set: str
     table: dict[str, dict[str, dict[str, float]]]  # "regressor [inputs]" -> file -> figures
     means: dict[str, dict[str, float]]  # "regressor [inputs]" -> {"spearman", "group_kendall"}
-    held_out: str  # "datasets" or "K folds of inputs"
+    held_out: str  # "genres", "datasets" or "K folds of inputs"
 
     @property
     def label(self) -> str:
@@ -255,25 +295,35 @@ def choose(
     input_sets: Sequence[str] = INPUT_SETS,
     folds: int = 5,
     seed: int = 0,
+    genres: Mapping[str, str] | None = None,
 ) -> Choice:
-    """The (regressor, inputs) with the best held-out mean rho + mean tau: datasets held out
-    in turn when there are two or more, else `folds` folds of the one dataset's inputs."""
+    """The (regressor, inputs) with the best held-out mean rho + mean tau: whole genres held
+    out in turn when `genres` (file name -> genre) gives the files two or more, else datasets
+    when there are two or more, else `folds` folds of the one dataset's inputs."""
     pool = candidates()
     names = list(regressors or CANDIDATES)
     unknown = [c for c in names if c not in pool]
     if unknown:
         raise InputError(f"unknown regressor(s) {unknown}; choose from {list(CANDIDATES)}")
     units, held_out = list(files), "datasets"
-    if len(units) < 2:
+    by_genre = genres is not None and len({genres[f.name] for f in units}) >= 2
+    if by_genre:
+        held_out = "genres"
+    elif len(units) < 2:
         units, held_out = input_folds(units[0], folds, seed=seed), f"{folds} folds of inputs"
     table: dict[str, dict[str, dict[str, float]]] = {}
     for input_set in input_sets:
         readings = inputs_of((), input_set)[1:]
-        lofo = leave_one_file_out(units, columns, {c: pool[c] for c in names}, readings)
-        table.update({f"{c} [{input_set}]": per_file for c, per_file in lofo.items()})
-    scored = {label: criterion(per_file) for label, per_file in table.items()}
+        pool_now = {c: pool[c] for c in names}
+        if by_genre:
+            held = leave_one_genre_out(units, genres, columns, pool_now, readings)
+        else:
+            held = leave_one_file_out(units, columns, pool_now, readings)
+        table.update({f"{c} [{input_set}]": per_file for c, per_file in held.items()})
+    weigh = genres if by_genre else None
+    scored = {label: criterion(per_file, weigh) for label, per_file in table.items()}
     best = max(scored, key=lambda label: scored[label][0])
-    regressor, input_set = best[:-1].split(" [")
+    regressor, input_set = best[:-1].rsplit(" [", 1)
     means = {k: {"spearman": v[1], "group_kendall": v[2]} for k, v in scored.items()}
     return Choice(regressor, input_set, table, means, held_out)
 

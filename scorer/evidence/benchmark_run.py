@@ -31,7 +31,14 @@ from scorer.evidence.benchmark_data import (
 )
 from scorer.evidence.genres import GENRES, genres_of
 
-__all__ = ["LODO_LABEL", "BenchmarkRun", "FileResult", "judgement_files", "run_benchmark"]
+__all__ = [
+    "LODO_LABEL",
+    "BenchmarkRun",
+    "FileResult",
+    "field_of",
+    "judgement_files",
+    "run_benchmark",
+]
 
 LODO_LABEL = "calibrated (LODO)"
 
@@ -63,6 +70,14 @@ class BenchmarkRun:
     genres: dict[str, str] = field(default_factory=dict)  # file -> genre
     held_out: dict[str, str] = field(default_factory=dict)  # file -> how the second stage was
     second_stage: dict[str, dict] = field(default_factory=dict)  # file -> its choices
+
+
+def field_of(name: str, human_field: str | Mapping[str, str]) -> str:
+    """The human score field of judgement file `name`: `human_field` itself, or its entry for
+    the file in a mapping whose "" key holds the field of every other file."""
+    if isinstance(human_field, str):
+        return human_field
+    return human_field.get(name, human_field.get("", "score"))
 
 
 def judgement_files(dev: str | Path, files: Sequence[str] = ()) -> list[Path]:
@@ -106,7 +121,8 @@ def _columns(
     """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached."""
     out: dict[str, list[FileColumns]] = {how: [] for how in aggregates}
     for path in tqdm(paths, desc="files", unit=" file"):
-        judged = read_judged(path, human_field=human_field, keep_references=keep_references)
+        field_name = field_of(path.stem, human_field)
+        judged = read_judged(path, human_field=field_name, keep_references=keep_references)
         if len(judged.texts) < 5:
             raise InputError(f"{path}: {len(judged.texts)} outputs kept, need at least 5")
         per_model = {}
@@ -198,7 +214,7 @@ def run_benchmark(
     aggregates: Sequence[str],
     names: Sequence[str] | None = None,
     cache_dir: str | Path | None = None,
-    human_field: str = "score",
+    human_field: str | Mapping[str, str] = "score",
     keep_references: bool = False,
     n_jobs: int = 1,
     n_samples: int = 1000,
@@ -221,7 +237,12 @@ def run_benchmark(
         raise InputError("protocol lodo needs a second stage to fit (training.lodo)")
     if not scorers:
         raise InputError("give at least one model")
-    labels = _labels(scorers, names or [s.name for s in scorers])
+    names = list(names or [s.name for s in scorers])
+    if protocol == "lodo" and getattr(scorers[0], "calibration", None) is not None:
+        # The held-out second stage is fitted on the GLEU stage of the first model, shown first.
+        scorers = [scorers[0].gleu_stage(), *scorers]
+        names = [f"{names[0]} GLEU", *names]
+    labels = _labels(scorers, names)
     columns = _columns(
         scorers,
         labels,
@@ -237,8 +258,6 @@ def run_benchmark(
     held_out: dict[str, dict[str, str]] = {how: {} for how in aggregates}
     choices: dict[str, dict[str, dict]] = {how: {} for how in aggregates}
     if protocol == "lodo":
-        if getattr(scorers[0], "calibration", None) is not None:
-            raise InputError("protocol lodo fits its own second stage: give a GLEU model first")
         for how in aggregates:
             scores, info = second_stage(columns[how], file_genres)
             for f in columns[how]:

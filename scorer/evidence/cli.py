@@ -27,6 +27,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     seed = config["SEED"] if args.seed is None else args.seed
     paths = judgement_files(args.dev, args.files)
     genres = parse_genres(args.genre, [p.stem for p in paths])
+    human_field = parse_fields(args.human_field, [p.stem for p in paths])
     scorers = load_configured_all(models, config)  # one LM, parsers and rows per GLEU base
     runs = run_benchmark(
         scorers,
@@ -34,7 +35,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         aggregates=aggregates,
         names=[m or s.name for m, s in zip(models, scorers, strict=True)],
         cache_dir=args.cache,
-        human_field=args.human_field,
+        human_field=human_field,
         keep_references=args.keep_references,
         n_jobs=args.jobs,
         n_samples=args.samples,
@@ -95,7 +96,11 @@ def _second_stage(args):
     # Fitted with the training package's second stage, as robustness sets are built with it.
     from training.lodo import second_stage
 
-    return second_stage(regressors=args.regressor or None)
+    return second_stage(
+        regressors=args.regressor or None,
+        across_genres=args.across_genres,
+        fit_genres=args.fit_genre or None,
+    )
 
 
 def _add_benchmark(sub) -> None:
@@ -113,7 +118,14 @@ def _add_benchmark(sub) -> None:
     add_model_option(bm, repeat=True)
     bm.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
     bm.add_argument("--files", nargs="+", default=[], help="only these files (names or paths)")
-    bm.add_argument("--human-field", default="score", help="dotted field of the human score")
+    bm.add_argument(
+        "--human-field",
+        action="append",
+        default=[],
+        metavar="[FILE=]FIELD",
+        help="dotted field of the human score (default: score); FILE=FIELD for one file only "
+        "(e.g. mqm_newstest2021_zhen=scores.fluency); repeat",
+    )
     add_aggregate_option(bm, allow_all=True)
     bm.add_argument(
         "--keep-references", action="store_true", help="score human reference texts too"
@@ -125,6 +137,21 @@ def _add_benchmark(sub) -> None:
         help="lodo: add a second stage fitted on the other files of each file's genre "
         "(scorer/evidence/genres.py), judged on the file it left out; a genre of one file "
         "is held out by folds of its inputs, marked as such",
+    )
+    bm.add_argument(
+        "--across-genres",
+        action="store_true",
+        help="with --protocol lodo: hold out whole genres instead of datasets: each genre "
+        "scored by a second stage chosen and fitted on the other genres (what a general model "
+        "meets: a genre it never saw)",
+    )
+    bm.add_argument(
+        "--fit-genre",
+        action="append",
+        default=[],
+        metavar="GENRE",
+        help="with --across-genres: fit only on these genres (besides leaving the held-out "
+        "one out); repeat (default: every genre)",
     )
     bm.add_argument(
         "--genre",
@@ -182,6 +209,28 @@ def parse_genres(pairs, names) -> dict[str, str]:
         if name not in names:
             raise InputError(f"--genre {pair!r}: no judgement file {name!r} among {sorted(names)}")
         out[name] = genre
+    return out
+
+
+def parse_fields(values, names, *, flag: str = "--human-field") -> str | dict[str, str]:
+    """`--human-field` values: FIELD (every file) and FILE=FIELD (one file), as
+    `scorer.evidence.benchmark_run.field_of` reads them; a FILE not among `names` is an error."""
+    from features.errors import InputError
+
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, field = value.partition("=")
+        if not sep:
+            out[""] = value.strip()
+            continue
+        name, field = name.strip().removesuffix(".jsonl"), field.strip()
+        if not name or not field:
+            raise InputError(f"{flag} takes FIELD or FILE=FIELD, got {value!r}")
+        if name not in names:
+            raise InputError(f"{flag} {value!r}: no judgement file {name!r} among {sorted(names)}")
+        out[name] = field
+    if set(out) <= {""}:
+        return out.get("", "score")
     return out
 
 

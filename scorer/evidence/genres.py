@@ -23,6 +23,7 @@ GENRES: dict[str, str] = {
     "mqm_newstest2020_zhen": "mt",
     "mqm_newstest2021_zhen": "mt",
     "newsroom2018": "summaries",
+    "feqa2020_grammaticality": "summaries",
     "lau2020_acceptability": "acceptability",
 }
 

@@ -109,7 +109,7 @@ def _two_files_lodo(folder) -> list[str]:
     return [*argv, "--no-robustness", "--format", "json"]
 
 
-def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, capsys):
+def test_the_command_runs_lodo_and_fits_on_the_gleu_stage_of_a_calibrated_model(tmp_path, capsys):
     argv = _two_files_lodo(tmp_path)
     assert main(argv) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
@@ -117,8 +117,45 @@ def test_the_command_runs_lodo_and_refuses_a_calibrated_first_model(tmp_path, ca
     # Two files of no listed genre are two genres of one file each: folds, said so.
     assert set(run["held_out"].values()) == {"5 folds of inputs"}
     assert np.isfinite(run["files"][0]["columns"][LODO_LABEL]["spearman"])
-    assert main([*argv, "--model", "calibrated"]) == 2
-    assert "GLEU model" in capsys.readouterr().err
+    # A bundle with a second stage of its own: the held-out stage is fitted on its GLEU stage,
+    # shown first, and the bundle's own score stands beside it as it is served.
+    assert main([*argv, "--model", "data-to-text"]) == 0
+    (cal,) = json.loads(capsys.readouterr().out)["runs"]
+    assert cal["models"] == ["data-to-text GLEU", "data-to-text", LODO_LABEL]
+    first = cal["files"][0]["columns"]
+    assert first["data-to-text GLEU"]["spearman"] != first["data-to-text"]["spearman"]
+
+
+def test_across_genres_a_genre_is_scored_by_a_stage_that_never_saw_it(tmp_path, capsys):
+    # Alpha and beta (one genre) rank the real sentence first; gamma (another genre) ranks it
+    # last. Held out by genre, gamma is scored by what alpha and beta taught, so backwards, and
+    # alpha and beta by what gamma taught. Fitted on genre g only, g itself has nothing to fit.
+    for name, seed, flip in (("alpha", 1, False), ("beta", 2, False), ("gamma", 3, True)):
+        _file(tmp_path / f"{name}.jsonl", seed, flip=flip)
+    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--across-genres"]
+    argv += ["--samples", "50", "--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "r")]
+    argv += ["--no-robustness", "--format", "json", "--genre", "alpha=g", "--genre", "beta=g"]
+    assert main(argv) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert set(run["held_out"].values()) == {"genre"}
+    assert run["second_stage"]["gamma"]["trained_on"] == ["alpha", "beta"]
+    assert run["second_stage"]["alpha"]["trained_on"] == ["gamma"]
+    rho = {f["file"]: f["columns"][LODO_LABEL]["spearman"] for f in run["files"]}
+    assert rho["gamma"] < -0.5 and rho["alpha"] < -0.5 and rho["beta"] < -0.5
+
+    assert main([*argv, "--fit-genre", "g"]) == 0
+    (only,) = json.loads(capsys.readouterr().out)["runs"]
+    assert only["second_stage"]["alpha"]["choice"] == "nothing to fit"
+    rho = {f["file"]: f["columns"][LODO_LABEL]["spearman"] for f in only["files"]}
+    assert rho["gamma"] < -0.5 and rho["alpha"] is None
+
+
+def test_a_file_can_be_judged_on_a_score_field_of_its_own(tmp_path, capsys):
+    argv = _two_files_lodo(tmp_path)
+    assert main([*argv, "--human-field", "alpha=scores.fluency"]) == 2
+    assert "scores.fluency" in capsys.readouterr().err  # alpha has no such field
+    assert main([*argv, "--human-field", "gamma=score"]) == 2
+    assert "no judgement file 'gamma'" in capsys.readouterr().err
 
 
 def test_files_of_ones_own_join_a_genre_by_name(tmp_path, capsys):

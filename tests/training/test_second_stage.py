@@ -44,6 +44,30 @@ def test_the_ranker_learns_the_order_within_inputs_that_a_regression_misses():
         InputRanker().fit(X[:3], np.ones(3), groups=["a", "a", "b"])
 
 
+def test_pairs_across_inputs_add_the_order_between_inputs_and_stay_inside_datasets():
+    # Between inputs people follow x1 (the level); within inputs, x0. The within-input ranker
+    # sees only x0; with half its pairs drawn across inputs it weighs x1 too. No pair drawn
+    # across inputs joins two datasets.
+    from scorer.ranking import dataset_pairs
+
+    rng = np.random.default_rng(0)
+    n_inputs, per = 200, 5
+    level = np.repeat(rng.normal(scale=2.0, size=n_inputs), per)
+    x0, x1 = rng.normal(size=n_inputs * per), level + rng.normal(scale=0.1, size=n_inputs * per)
+    y = level + x0
+    groups = np.repeat(np.arange(n_inputs), per).tolist()
+    datasets = ["d1" if g < 100 else "d2" for g in groups]
+    X = np.column_stack([x0, x1])
+    within = InputRanker(C=1.0).fit(X, y, groups=groups, datasets=datasets)
+    both = InputRanker(C=1.0, across=0.5).fit(X, y, groups=groups, datasets=datasets)
+    share = lambda r: abs(r.coef_[1]) / np.abs(r.coef_).sum()  # noqa: E731
+    assert share(within) < 0.2 and share(both) > share(within) + 0.2
+    assert repr(both) == "InputRanker(C=1, across=0.5)" and repr(within) == "InputRanker(C=1)"
+    i, j = dataset_pairs(y, datasets, n_pairs=500, seed=0)
+    assert 400 <= len(i) <= 500
+    assert all(datasets[a] == datasets[b] for a, b in zip(i, j, strict=True))
+
+
 def _synthetic(name: str, n: int, sign: float, seed: int):
     from training.second_stage import JudgedFile
 
