@@ -9,6 +9,13 @@ A non-linear model (an RBF `SVC`, `RankSVM(kernel="rbf")`) has no such decomposi
 contribution of feature i is an occlusion estimate, f(z) - f(z with z_i = 0): how much the score
 changes when that feature alone is put back to its training mean. The terms need not add up;
 `residual` says by how much they miss, and `method` says which reading was used.
+
+A bundle whose second stage is linear (`scorer.calibration.LinearStage`: fluency = c0 +
+c_gleu * gleu + sum_j c_j * x_j + sum_r c_r * reading_r) is read back the same way, onto the
+fluency it serves (`calibrated`): each feature's share is c_gleu times its share of the GLEU
+score plus c_j * (x_j - mean_j), and each reading a text adds (its length, its LM sum, ...) is
+one more term, taken from 0. A non-linear second stage is not decomposed: its bundles explain
+the GLEU score.
 """
 
 from __future__ import annotations
@@ -20,7 +27,13 @@ import numpy as np
 
 from scorer.head import PipelineHead, linear_weights
 
-__all__ = ["Contribution", "Contributions", "contributions", "linear_weights"]
+__all__ = [
+    "Contribution",
+    "Contributions",
+    "calibrated",
+    "contributions",
+    "linear_weights",
+]
 
 
 @dataclass(frozen=True)
@@ -80,4 +93,40 @@ def contributions(model, rows: Sequence[Mapping[str, float]]) -> list[Contributi
         ]
         residual = float(scores[k] - intercept[k] - terms[k].sum())
         out.append(Contributions(method, linear is not None, float(intercept[k]), items, residual))
+    return out
+
+
+def calibrated(
+    gleu_parts: Sequence[Contributions],
+    calibration,
+    rows: Sequence[Mapping[str, float]],
+    readings: Mapping[str, Sequence[float]] | None = None,
+) -> list[Contributions] | None:
+    """The contributions of the fluency a linear second stage serves (module doc), from those of
+    the GLEU score (`contributions`) and the same texts' feature rows and readings; None when
+    the stage is not linear (nothing exact to give)."""
+    coef = getattr(calibration.model, "coef", None)
+    if coef is None:
+        return None
+    weights = dict(zip(calibration.inputs, np.asarray(coef, dtype=float).tolist(), strict=True))
+    c_gleu = weights.pop("gleu")
+    c0 = float(calibration.model.intercept)
+    out = []
+    for k, part in enumerate(gleu_parts):
+        items = []
+        intercept = c0 + c_gleu * part.intercept
+        for c in part.features:
+            w = weights.get(c.feature, 0.0)
+            share = c_gleu * c.contribution + w * (c.value - c.typical)
+            intercept += w * c.typical
+            items.append(Contribution(c.feature, c.value, c.typical, share))
+        seen = {c.feature for c in part.features}
+        for name, w in weights.items():
+            if name in seen:
+                continue
+            source = readings if name.startswith("reading/") else None
+            value = float(source[name][k]) if source is not None else float(rows[k][name])
+            items.append(Contribution(name, value, 0.0, w * value))
+        items.sort(key=lambda c: -abs(c.contribution))
+        out.append(Contributions(part.method, part.exact, intercept, items, c_gleu * part.residual))
     return out

@@ -26,7 +26,7 @@ from features.segment import segment
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
-from scorer.contributions import Contributions, contributions
+from scorer.contributions import Contributions, calibrated, contributions
 from scorer.errors import FeatureError
 from scorer.scoring import FluencyScorer
 
@@ -73,9 +73,10 @@ class Explanation:
     text: str  # as sent
     fluency: float  # the same score as FluencyScorer.score_texts
     spans: list[Span]
-    contributions: Contributions  # of `gleu`
+    contributions: Contributions  # of what `explains` names
     n_sentences: int = 1
     gleu: float = float("nan")  # the SVM's distance; `fluency` too unless the bundle calibrates
+    explains: str = "gleu"  # "fluency" where a linear second stage is read back onto it
 
 
 # Extractors whose rows come with the positions behind them, by exact versioned name: a new
@@ -291,9 +292,11 @@ def explain_texts(
     default as the service scores).
 
     The contributions explain the GLEU score (the SVM's distance), exactly for a linear model
-    under every aggregate (each folds the rows as it folds the scores). A bundle with a
-    calibration stage maps that score, and feature values, onto its `fluency`, which the
-    contributions do not decompose.
+    under every aggregate (each folds the rows as it folds the scores). A bundle with a linear
+    second stage maps that score, feature values and readings onto its `fluency` with fixed
+    weights: the contributions are then read back onto the fluency, and add up to it
+    (`scorer.contributions.calibrated`; `explains` says which). A non-linear second stage is
+    not decomposed: the contributions explain the GLEU score.
 
     Link Grammar's parse for the features looks for at most one null word; a sentence that
     needs more gets one span over all of it. `locate_nulls=True` parses such a sentence again
@@ -313,10 +316,15 @@ def explain_texts(
     text_rows = seg.aggregate_rows(rows, how, values)
     calibration = getattr(scorer, "calibration", None)
     fluency = gleu
+    explained = contributions(scorer.head, text_rows)
     if calibration is not None:
         readings = scorer.readings(filled) if calibration.needs_readings else None
         fluency = calibration.apply(gleu, text_rows, readings)
-    explained = contributions(scorer.head, text_rows)
+        # A linear second stage is read back onto the fluency it serves; another explains GLEU.
+        onto = calibrated(explained, calibration, text_rows, readings)
+        explains, explained = ("fluency", onto) if onto is not None else ("gleu", explained)
+    else:
+        explains = "fluency"  # the GLEU score is the fluency
     position = {s: k for k, s in enumerate(seg.sentences)}
     out = []
     for text, fill, score, g, contrib, index in zip(
@@ -334,19 +342,22 @@ def explain_texts(
                 if start < end:
                     spans.add(Span(start, end, kind, detail))
         ordered = sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))
-        out.append(Explanation(text, float(score), ordered, contrib, len(index), float(g)))
+        out.append(
+            Explanation(text, float(score), ordered, contrib, len(index), float(g), explains)
+        )
     return out
 
 
 def as_dict(explanation: Explanation, *, top: int = 10) -> dict:
     """The JSON form `/v1/explain` and `fluency explain` give: the `top` contributions and
-    `rest`, the sum of the others, so intercept + listed + rest + residual = gleu (= fluency
-    for a bundle without a calibration stage)."""
+    `rest`, the sum of the others, so intercept + listed + rest + residual = the score that
+    `explains` names: the fluency, unless a non-linear second stage leaves only gleu exact."""
     c = explanation.contributions
     listed, rest = c.top(top)
     return {
         "fluency": explanation.fluency,
         "gleu": explanation.gleu,
+        "explains": explanation.explains,
         "spans": [
             {"start": s.start, "end": s.end, "kind": s.kind, "detail": s.detail}
             for s in explanation.spans

@@ -36,6 +36,7 @@ __all__ = [
     "BenchmarkRun",
     "FileResult",
     "field_of",
+    "file_columns",
     "judgement_files",
     "run_benchmark",
 ]
@@ -106,7 +107,7 @@ def _labels(scorers: Sequence, names: Sequence[str]) -> list[str]:
     return labels
 
 
-def _columns(
+def file_columns(
     scorers,
     labels,
     paths,
@@ -243,7 +244,7 @@ def run_benchmark(
         scorers = [scorers[0].gleu_stage(), *scorers]
         names = [f"{names[0]} GLEU", *names]
     labels = _labels(scorers, names)
-    columns = _columns(
+    columns = file_columns(
         scorers,
         labels,
         paths,

@@ -72,7 +72,8 @@ def explain_response() -> dict[str, Any]:
     contributions = {
         "type": "object",
         "required": ["method", "exact", "intercept", "features", "rest", "residual"],
-        "description": "gleu = intercept + sum of features' contributions + rest + residual",
+        "description": "the score `explains` names (fluency, or gleu under a non-linear "
+        "second stage) = intercept + sum of features' contributions + rest + residual",
         "properties": {
             "method": {"enum": ["linear", "occlusion"]},
             "exact": {"type": "boolean"},
@@ -88,10 +89,11 @@ def explain_response() -> dict[str, Any]:
         "properties": {
             "index": {"type": "integer", "minimum": 0},
             "fluency": {"type": "number", "description": "as /v1/score gives it"},
-            "gleu": {
-                "type": "number",
-                "description": "the SVM's distance, which the contributions add up to (the "
-                "fluency too, unless the bundle has a calibration stage)",
+            "gleu": {"type": "number", "description": "the GLEU stage's SVM distance"},
+            "explains": {
+                "enum": ["fluency", "gleu"],
+                "description": "the score the contributions add up to: the fluency, unless "
+                "the bundle's second stage is not linear",
             },
             "spans": {"type": "array", "items": span},
             "contributions": contributions,

@@ -149,6 +149,25 @@ def _toy_rows(n: int, seed: int) -> tuple[list[dict[str, float]], np.ndarray]:
     return [{"f/a": a, "f/b": b, "f/c": c} for a, b, c in X], y
 
 
+@pytest.mark.parametrize("aggregate", ["whole", "weighted"])
+def test_a_linear_second_stage_is_explained_onto_the_fluency_it_serves(aggregate):
+    # models/data-to-text: the GLEU stage, then a linear ranker over its score and features.
+    # The contributions are read back through both stages and add up to the served fluency;
+    # each feature's share carries what it adds through GLEU and what it adds directly.
+    from scorer.scoring import load_scorer
+
+    bundle = load_scorer("data-to-text")
+    explained = explain_texts(bundle, AWKWARD, aggregate=aggregate)
+    scored = bundle.score_texts(AWKWARD, aggregate=aggregate)
+    for e, s in zip(explained, scored, strict=True):
+        c = e.contributions
+        assert e.explains == "fluency" and e.fluency == pytest.approx(s.score, abs=1e-9)
+        assert e.gleu == pytest.approx(s.gleu, abs=1e-9) and abs(e.gleu - e.fluency) > 1e-3
+        total = c.intercept + sum(x.contribution for x in c.features) + c.residual
+        assert total == pytest.approx(e.fluency, abs=1e-6)
+        assert (c.method, c.exact) == ("linear", True)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_contributions_say_whether_they_are_exact(kernel):
     rows, y = _toy_rows(80, seed=5)
