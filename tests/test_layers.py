@@ -57,3 +57,22 @@ def test_no_private_name_crosses_a_package():
                     if private:
                         bad.append(f"{path.relative_to(ROOT)}:{line} {module}: {private}")
     assert not bad, "private names imported across packages:\n" + "\n".join(bad)
+
+
+def _module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def test_no_two_modules_import_each_other():
+    # A pair that imports each other, even lazily inside a function, has no order to read or
+    # test them in. Package __init__ files re-export their modules and are left out.
+    graph: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in _files(package):
+            if path.name == "__init__.py":
+                continue
+            graph[_module_of(path)] = {m for m, _, _ in _imports(path)}
+    pairs = sorted(
+        f"{a} <-> {b}" for a, deps in graph.items() for b in deps if a < b and a in graph.get(b, ())
+    )
+    assert not pairs, "modules that import each other:\n" + "\n".join(pairs)

@@ -44,6 +44,7 @@ from training.second_stage import (
     fit_choice,
     input_folds,
     inputs_of,
+    judged_file,
     leave_one_file_out,
     targets,
 )
@@ -67,41 +68,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def judged_file(
-    scorer: FluencyScorer,
-    path: str | Path | Judged,
-    *,
-    field: str = "score",
-    n_jobs: int = 1,
-    cache_dir: str | Path | None = None,
-    aggregate: str | None = None,
-) -> JudgedFile:
-    """Score a judgement file's outputs with the GLEU stage, features included, under
-    `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
-    references, empty and failed outputs left out and counted), read as the scorer reads texts
-    by default, with the feature rows `fluency benchmark` keeps under `cache_dir`
-    (`features.rows`: texts the benchmark has read are not parsed again)."""
-    from features.placeholders import fill_placeholders
-    from features.segment import resolve_aggregate
-    from scorer.evidence.benchmark_data import model_columns, read_judged
-
-    judged = path if isinstance(path, Judged) else read_judged(path, human_field=field)
-    how = resolve_aggregate(aggregate=aggregate)
-    columns = model_columns(scorer, judged.texts, [how], cache_dir=cache_dir, n_jobs=n_jobs)
-    gleu, rows = columns[how]
-    filled = fill_placeholders(judged.texts, scorer.placeholders)
-    return JudgedFile(
-        name=judged.name,
-        texts=judged.texts,
-        groups=judged.groups,
-        human=judged.human,
-        gleu=np.asarray(gleu, dtype=float),
-        features=rows,
-        n_left_out=judged.counts["n_empty"],
-        readings=scorer.readings(filled, cache_dir=cache_dir),
-    )
 
 
 def calibrate(

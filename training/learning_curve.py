@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
-from training.second_stage import Choice, JudgedFile, design, fit_choice, inputs_of
+from training.second_stage import Choice, JudgedFile, design, fit_choice, inputs_of, judged_file
 
 __all__ = ["SIZES", "Curve", "Point", "bundle_curve", "learning_curve", "plot", "table"]
 
@@ -160,7 +160,6 @@ def bundle_curve(
     """The learning curve of the calibration `fluency calibrate` chose (`section`, the card's
     `calibration`), over the datasets it was fitted on (`scorer.evidence.benchmark_data.
     JudgedFile`, as read), scored by the GLEU stage `scorer` under the chosen reading."""
-    from training.calibrate import judged_file
 
     files = [
         judged_file(scorer, d, n_jobs=n_jobs, cache_dir=cache_dir, aggregate=section["aggregate"])

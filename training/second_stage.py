@@ -26,12 +26,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from features.errors import InputError
 from scorer.calibration import GLEU_INPUT, READINGS
+from scorer.evidence.benchmark_data import JudgedFile as Judged
+
+if TYPE_CHECKING:
+    from scorer.scoring import FluencyScorer
 
 __all__ = [
     "CANDIDATES",
@@ -46,6 +51,7 @@ __all__ = [
     "input_fold_index",
     "input_folds",
     "inputs_of",
+    "judged_file",
     "leave_one_file_out",
     "leave_one_genre_out",
     "targets",
@@ -125,6 +131,41 @@ class JudgedFile:
             n_left_out=0,
             readings={k: v[keep] for k, v in self.readings.items()},
         )
+
+
+def judged_file(
+    scorer: FluencyScorer,
+    path: str | Path | Judged,
+    *,
+    field: str = "score",
+    n_jobs: int = 1,
+    cache_dir: str | Path | None = None,
+    aggregate: str | None = None,
+) -> JudgedFile:
+    """Score a judgement file's outputs with the GLEU stage, features included, under
+    `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
+    references, empty and failed outputs left out and counted), read as the scorer reads texts
+    by default, with the feature rows `fluency benchmark` keeps under `cache_dir`
+    (`features.rows`: texts the benchmark has read are not parsed again)."""
+    from features.placeholders import fill_placeholders
+    from features.segment import resolve_aggregate
+    from scorer.evidence.benchmark_data import model_columns, read_judged
+
+    judged = path if isinstance(path, Judged) else read_judged(path, human_field=field)
+    how = resolve_aggregate(aggregate=aggregate)
+    columns = model_columns(scorer, judged.texts, [how], cache_dir=cache_dir, n_jobs=n_jobs)
+    gleu, rows = columns[how]
+    filled = fill_placeholders(judged.texts, scorer.placeholders)
+    return JudgedFile(
+        name=judged.name,
+        texts=judged.texts,
+        groups=judged.groups,
+        human=judged.human,
+        gleu=np.asarray(gleu, dtype=float),
+        features=rows,
+        n_left_out=judged.counts["n_empty"],
+        readings=scorer.readings(filled, cache_dir=cache_dir),
+    )
 
 
 def input_fold_index(groups: Sequence[str], k: int, *, seed: int = 0, name: str = "") -> np.ndarray:

@@ -2,40 +2,18 @@
 best baseline, with the bootstrap interval of the difference), then one table per statistic with
 every model, baseline and feature as rows and the files as columns.
 
-The same tables as a folder of pages (`--results`) are written by `benchmark_pages`, whose
-public names are re-exported here on first use (PEP 562: that module imports this one)."""
+The same tables as a folder of pages (`--results`) are written by `benchmark_pages`, which
+builds them from these."""
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from scorer.evidence.benchmark_run import BenchmarkRun
 from scorer.evidence.genres import lodo_section
 
-if TYPE_CHECKING:  # pragma: no cover
-    from scorer.evidence.benchmark_pages import (
-        GENERATED,
-        command_line,
-        software_versions,
-        write_results,
-    )
-
-__all__ = [
-    "GENERATED",
-    "aggregate_table",
-    "command_line",
-    "markdown",
-    "software_versions",
-    "summary_table",
-    "versus_first_model_table",
-    "write_results",
-]
-
-# Defined in `benchmark_pages`, read from there by `__getattr__` below.
-_PAGES = ("GENERATED", "command_line", "software_versions", "write_results")
+__all__ = ["aggregate_table", "markdown", "summary_table", "versus_first_model_table"]
 
 STATISTICS = (
     ("spearman", "Spearman's rho over all outputs"),
@@ -229,11 +207,3 @@ def summary_table(run: BenchmarkRun) -> list[str]:
         out += ["", f"{title}:", ""]
         out += _table(header, [*rows, last])
     return out[1:]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _PAGES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("scorer.evidence.benchmark_pages"), name)
-    globals()[name] = value
-    return value

@@ -69,7 +69,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
             parts.append(robustness_markdown(robust))
         text = "\n".join(parts)
     if args.results:
-        from scorer.evidence.benchmark_report import command_line, write_results
+        from scorer.evidence.benchmark_pages import command_line, write_results
 
         before = {"--placeholders": getattr(args, "placeholders", None)}
         pages = write_results(

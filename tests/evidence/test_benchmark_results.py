@@ -12,7 +12,7 @@ import pytest
 
 from scorer.cli import build_parser, main
 from scorer.config import from_env
-from scorer.evidence.benchmark_report import GENERATED, command_line, write_results
+from scorer.evidence.benchmark_pages import GENERATED, command_line, write_results
 from scorer.evidence.benchmark_run import judgement_files, run_benchmark
 from scorer.scoring import load_configured
 
