@@ -32,10 +32,10 @@ from training.second_stage import (
     inputs_of,
 )
 
-__all__ = ["lodo_columns", "logo_columns", "second_stage"]
+__all__ = ["judged_columns", "lodo_columns", "logo_columns", "second_stage"]
 
 
-def _judged(f) -> JudgedFile:
+def judged_columns(f) -> JudgedFile:
     """A benchmark file's columns (`scorer.evidence.benchmark.FileColumns`) as the second
     stage reads them: the first model's score as GLEU, its folded features, the readings."""
     first = next(iter(f.models))
@@ -69,7 +69,7 @@ def lodo_columns(
     seed: int = 0,
 ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     """({file: second-stage scores}, {file: how it was held out, trained on, chosen})."""
-    judged = {f.name: _judged(f) for f in files}
+    judged = {f.name: judged_columns(f) for f in files}
     columns = list(next(iter(judged.values())).features[0]) if judged else []
     scores: dict[str, np.ndarray] = {}
     info: dict[str, dict] = {}
@@ -118,7 +118,7 @@ def logo_columns(
     """({file: second-stage scores}, {file: how it was held out, trained on, chosen}), every
     genre held out whole in turn (module doc). A genre whose held-out fit has nothing to train
     on (every other genre outside `fit_genres`) gets no scores: NaN, marked."""
-    judged = {f.name: _judged(f) for f in files}
+    judged = {f.name: judged_columns(f) for f in files}
     columns = list(next(iter(judged.values())).features[0]) if judged else []
     scores: dict[str, np.ndarray] = {}
     info: dict[str, dict] = {}

@@ -46,6 +46,7 @@ __all__ = [
     "candidates",
     "choose",
     "dataset_weights",
+    "fit_on",
     "design",
     "fit_choice",
     "input_fold_index",
@@ -64,6 +65,7 @@ CANDIDATES: tuple[str, ...] = (
     "ridge(alpha=10)",
     "ridge(alpha=100)",
     "ridge(alpha=1000)",
+    "ridge(alpha=10000)",
     "huber(epsilon=1.35)",
     "gbrt(depth=2)",
     "gbrt(depth=3)",
@@ -86,7 +88,7 @@ def candidates() -> dict[str, Any]:
     # scale people can read. It stays a candidate so the choice can say the features add nothing.
     gleu_only = ColumnTransformer([("gleu", "passthrough", [0])])
     out: dict[str, Any] = {"linear(gleu only)": make_pipeline(gleu_only, LinearRegression())}
-    for alpha in (1.0, 10.0, 100.0, 1000.0):
+    for alpha in (1.0, 10.0, 100.0, 1000.0, 10000.0):
         out[f"ridge(alpha={alpha:g})"] = make_pipeline(StandardScaler(), Ridge(alpha=alpha))
     out["huber(epsilon=1.35)"] = make_pipeline(StandardScaler(), HuberRegressor(max_iter=500))
     for depth in (2, 3):
@@ -224,7 +226,7 @@ def dataset_weights(files: Sequence[JudgedFile]) -> np.ndarray:
     return w / w.mean()
 
 
-def _fit(estimator, files: Sequence[JudgedFile], columns, readings):
+def fit_on(estimator, files: Sequence[JudgedFile], columns, readings):
     from sklearn.base import clone
 
     model = clone(estimator)
@@ -265,7 +267,7 @@ def leave_one_file_out(
         out[name] = {}
         for k, held in enumerate(files):
             train = [f for i, f in enumerate(files) if i != k]
-            model = _fit(estimator, train, columns, readings)
+            model = fit_on(estimator, train, columns, readings)
             out[name][held.name] = judge(model.predict(design([held], columns, readings)), held)
     return out
 
@@ -286,7 +288,7 @@ def leave_one_genre_out(
         train = [f for f in files if genres[f.name] != genre]
         held = [f for f in files if genres[f.name] == genre]
         for name, estimator in candidates.items():
-            model = _fit(estimator, train, columns, readings)
+            model = fit_on(estimator, train, columns, readings)
             for f in held:
                 out[name][f.name] = judge(model.predict(design([f], columns, readings)), f)
     return {name: {f.name: per_file[f.name] for f in files} for name, per_file in out.items()}
@@ -372,4 +374,4 @@ def choose(
 def fit_choice(choice: Choice, files: Sequence[JudgedFile], columns: Sequence[str]):
     """The chosen candidate fitted on every dataset."""
     readings = inputs_of((), choice.input_set)[1:]
-    return _fit(candidates()[choice.regressor], files, columns, readings)
+    return fit_on(candidates()[choice.regressor], files, columns, readings)

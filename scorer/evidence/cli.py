@@ -95,9 +95,11 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
 def _second_stage(args):
     # Fitted with the training package's second stage, as robustness sets are built with it.
     from training.lodo import second_stage
+    from training.second_stage import INPUT_SETS
 
     return second_stage(
         regressors=args.regressor or None,
+        input_sets=args.inputs or INPUT_SETS,
         across_genres=args.across_genres,
         fit_genres=args.fit_genre or None,
     )
@@ -166,6 +168,12 @@ def _add_benchmark(sub) -> None:
         action="append",
         default=[],
         help="with --protocol lodo: second-stage candidates to choose from (default: all); repeat",
+    )
+    bm.add_argument(
+        "--inputs",
+        action="append",
+        choices=("features", "features+readings"),
+        help="with --protocol lodo: second-stage inputs to choose from; repeat (default: both)",
     )
     bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")

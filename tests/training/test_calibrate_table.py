@@ -13,7 +13,7 @@ from scorer.cli import main
 from scorer.errors import InputError
 from training.judged_table import read_table
 from training.learning_curve import _draw, _split, learning_curve, plot, table
-from training.second_stage import JudgedFile
+from training.second_stage import CANDIDATES, JudgedFile
 
 SENTENCES = [
     "The hotel is near the station.",
@@ -346,6 +346,6 @@ def test_a_dev_file_as_csv_every_candidate(shared_dir, tmp_path, capsys):
     assert png.stat().st_size > 10_000
     section = json.loads((models / "sfhot" / "card.json").read_text())["calibration"]
     assert section["files"] == {"sfhot": {"n": n, "n_left_out": 0}}
-    assert len(section["leave_one_file_out"]) == 20  # 10 candidates x 2 input sets
+    assert len(section["leave_one_file_out"]) == 2 * len(CANDIDATES)  # each on both input sets
     served = load_scorer(models / "sfhot", models_dir=models)
     assert len(served.score_texts(["The hotel is near the station."])) == 1

@@ -89,13 +89,13 @@ def test_every_dataset_weighs_the_same_in_the_fit_whatever_its_size():
     # A dataset of 1,000 outputs and one of 100 that read the GLEU score the opposite way: the
     # fit weighted by dataset is the fit with the small one repeated ten times, so neither sets
     # the weights alone (unweighted, the large one would).
-    from training.second_stage import _fit, candidates, dataset_weights, targets
+    from training.second_stage import candidates, dataset_weights, fit_on, targets
 
     big, small = _synthetic("big", 1000, 1.0, 0), _synthetic("small", 100, -1.0, 1)
     w = dataset_weights([big, small])
     assert w[:1000].sum() == pytest.approx(w[1000:].sum()) and w.mean() == pytest.approx(1.0)
     affine = candidates()["linear(gleu only)"]
-    weighted = _fit(affine, [big, small], [], ())
+    weighted = fit_on(affine, [big, small], [], ())
     repeated = [big] + [small] * 10
     X = design(repeated, [], ())
     from sklearn.linear_model import LinearRegression
