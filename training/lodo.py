@@ -112,29 +112,33 @@ def logo_columns(
     regressors: Sequence[str] | None = None,
     input_sets: Sequence[str] = INPUT_SETS,
     fit_genres: Sequence[str] | None = None,
+    unit: str = "genre",
     folds: int = 5,
     seed: int = 0,
 ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
     """({file: second-stage scores}, {file: how it was held out, trained on, chosen}), every
-    genre held out whole in turn (module doc). A genre whose held-out fit has nothing to train
-    on (every other genre outside `fit_genres`) gets no scores: NaN, marked."""
+    genre held out whole in turn (module doc); with `unit` "dataset", every file alone, the
+    stage fitted on all the others of `fit_genres` (what the shipped general stage's recipe
+    gives a new dataset of a genre it was fitted on). A held-out fit with nothing to train on
+    (every other genre outside `fit_genres`) gives no scores: NaN, marked."""
     judged = {f.name: judged_columns(f) for f in files}
     columns = list(next(iter(judged.values())).features[0]) if judged else []
     scores: dict[str, np.ndarray] = {}
     info: dict[str, dict] = {}
     pick = partial(choose, regressors=regressors, input_sets=input_sets, folds=folds, seed=seed)
-    order = list(dict.fromkeys(genres[n] for n in judged))
-    for genre in tqdm(order, desc="second stage, genre held out", unit=" genre"):
-        held = [j for n, j in judged.items() if genres[n] == genre]
+    key = (lambda n: genres[n]) if unit == "genre" else (lambda n: n)
+    order = list(dict.fromkeys(key(n) for n in judged))
+    for left in tqdm(order, desc=f"second stage, {unit} held out", unit=f" {unit}"):
+        held = [j for n, j in judged.items() if key(n) == left]
         train = [
             j
             for n, j in judged.items()
-            if genres[n] != genre and (fit_genres is None or genres[n] in fit_genres)
+            if key(n) != left and (fit_genres is None or genres[n] in fit_genres)
         ]
         if not train:
             for j in held:
                 scores[j.name] = np.full(len(j.human), np.nan)
-                info[j.name] = {"held_out": "genre", "trained_on": [], "choice": "nothing to fit"}
+                info[j.name] = {"held_out": unit, "trained_on": [], "choice": "nothing to fit"}
             continue
         choice = pick(train, columns, genres=genres)
         model = fit_choice(choice, train, columns)
@@ -142,7 +146,7 @@ def logo_columns(
         for j in held:
             scores[j.name] = model.predict(design([j], columns, readings))
             info[j.name] = {
-                "held_out": "genre",
+                "held_out": unit,
                 "trained_on": [t.name for t in train],
                 "choice": choice.label,
                 "chosen_by": choice.held_out,
@@ -156,11 +160,17 @@ def second_stage(
     *,
     across_genres: bool = False,
     fit_genres: Sequence[str] | None = None,
+    across_datasets: bool = False,
 ):
     """The callable `scorer.evidence.benchmark_run.run_benchmark(second_stage=...)` takes:
-    datasets held out within their genre, or (`across_genres`) whole genres."""
-    if across_genres:
+    datasets held out within their genre, or (`across_genres`) whole genres, or
+    (`across_datasets`) each dataset alone, fitted on every other one of `fit_genres`."""
+    if across_genres or across_datasets:
         return partial(
-            logo_columns, regressors=regressors, input_sets=input_sets, fit_genres=fit_genres
+            logo_columns,
+            regressors=regressors,
+            input_sets=input_sets,
+            fit_genres=fit_genres,
+            unit="genre" if across_genres else "dataset",
         )
     return partial(lodo_columns, regressors=regressors, input_sets=input_sets)

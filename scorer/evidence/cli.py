@@ -101,6 +101,7 @@ def _second_stage(args):
         regressors=args.regressor or None,
         input_sets=args.inputs or INPUT_SETS,
         across_genres=args.across_genres,
+        across_datasets=args.across_datasets,
         fit_genres=args.fit_genre or None,
     )
 
@@ -148,12 +149,19 @@ def _add_benchmark(sub) -> None:
         "meets: a genre it never saw)",
     )
     bm.add_argument(
+        "--across-datasets",
+        action="store_true",
+        help="with --protocol lodo: hold out each dataset alone, fitted on every other one "
+        "(of --fit-genre): what a general stage's recipe gives a new dataset of a genre it "
+        "was fitted on",
+    )
+    bm.add_argument(
         "--fit-genre",
         action="append",
         default=[],
         metavar="GENRE",
-        help="with --across-genres: fit only on these genres (besides leaving the held-out "
-        "one out); repeat (default: every genre)",
+        help="with --across-genres or --across-datasets: fit only on these genres (besides "
+        "leaving the held-out one out); repeat (default: every genre)",
     )
     bm.add_argument(
         "--genre",
