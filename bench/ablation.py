@@ -1,10 +1,12 @@
 """Each extractor's share of the default's agreement with people, beside what it costs.
 
-The default's recipe is a GLEU stage and a second stage fitted on human judgements, chosen and
-judged by leaving one genre out (`fluency benchmark --protocol lodo --across-genres`). Here the
-same held-out procedure runs once on every input, then once without each extractor's columns in
-the second stage's inputs, and once on the GLEU stages of `models/fast` (the default without
-Link Grammar, whose columns the GLEU stage itself also reads) and `models/full` (with benepar).
+The default's recipe is a GLEU stage and a second stage fitted on human judgements of some
+genres, judged by leaving one genre out (`fluency benchmark --protocol lodo --across-genres`;
+`training.recipes`). Here that recipe (read from `models/default/card.json` unless given: its
+regressor, inputs, reading and fit genres) runs once on every input, then once without each
+extractor's columns in the second stage's inputs, and once on the GLEU stages of `models/fast`
+(the default without Link Grammar, whose columns the GLEU stage itself also reads) and
+`models/full` (with benepar).
 A row's figures are the mean over files of rho and of per-input tau, each file scored by a stage
 that never saw its genre; "- all" is the drop against the first row, with a paired-bootstrap 95%
 interval over inputs, pooled over files by their mean.
@@ -20,12 +22,14 @@ Usage: python -m bench.ablation [--dev ../shared/dev] [--aggregate whole] [--sam
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
 
 from bench._args import add_sentences, parser
 from bench._data import sentences
+from features.resources import MODELS_DIR
 from features.rows import default_cache_dir
 from scorer.config import from_env
 from scorer.evidence.benchmark import Pairs, agreement
@@ -47,8 +51,11 @@ def _without(files, prefix: str):
     ]
 
 
-def held_out(files, genres, regressors) -> dict[str, np.ndarray]:
-    scores, _ = logo_columns(files, genres, regressors=regressors)
+def held_out(files, genres, recipe) -> dict[str, np.ndarray]:
+    regressor, inputs, fit_genres = recipe
+    scores, _ = logo_columns(
+        files, genres, regressors=[regressor], input_sets=[inputs], fit_genres=fit_genres
+    )
     return scores
 
 
@@ -130,8 +137,10 @@ def costs(n: int) -> dict[str, float]:
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--dev", default="../shared/dev", help="folder of judgement files")
-    ap.add_argument("--aggregate", default="whole", help="how a text of several sentences is read")
-    ap.add_argument("--regressor", action="append", default=[], help="candidates (default: all)")
+    ap.add_argument("--aggregate", help="how a text of several sentences is read")
+    ap.add_argument("--regressor", help="the second stage's regressor")
+    ap.add_argument("--inputs", help="features or features+readings")
+    ap.add_argument("--fit-genre", action="append", help="the genres it is fitted on; repeat")
     ap.add_argument("--samples", type=int, default=200, help="bootstrap resamples")
     ap.add_argument("--jobs", type=int, default=2, help="feature worker processes")
     add_sentences(ap, 300)
@@ -141,7 +150,14 @@ def main() -> None:
     config = from_env()
     paths = judgement_files(args.dev)
     genres = genres_of([p.stem for p in paths], GENRES)
-    regressors = args.regressor or None
+    section = json.loads((MODELS_DIR / "default" / "card.json").read_text())["calibration"]
+    how = args.aggregate or section["aggregate"]
+    fitted = sorted(set(section.get("genres", {}).values()))
+    recipe = (
+        args.regressor or section["regressor"],
+        args.inputs or section["input_set"],
+        args.fit_genre or fitted or None,
+    )
     bases = {}
     for name, scorer in zip(
         ("default", "fast", "full"),
@@ -152,34 +168,35 @@ def main() -> None:
             [scorer.gleu_stage()],
             [name],
             paths,
-            [args.aggregate],
+            [how],
             cache_dir=default_cache_dir(),
             human_field={"": "score", **MT_FLUENCY},
             keep_references=False,
             n_jobs=args.jobs,
             readings=True,
         )
-        bases[name] = cols[args.aggregate]
+        bases[name] = cols[how]
     files = bases["default"]
     rows: dict[str, tuple[list, dict]] = {}
-    reference = held_out(files, genres, regressors)
+    reference = held_out(files, genres, recipe)
     rows["all (default)"] = (files, reference)
     extractors = sorted({k.split("/")[0] for k in files[0].features})
     for ex in extractors:
         rows[f"without {ex} (second stage)"] = (
             files,
-            held_out(_without(files, ex + "/"), genres, regressors),
+            held_out(_without(files, ex + "/"), genres, recipe),
         )
     rows["without Link Grammar (models/fast's GLEU stage)"] = (
         bases["fast"],
-        held_out(bases["fast"], genres, regressors),
+        held_out(bases["fast"], genres, recipe),
     )
     rows["with benepar (models/full's GLEU stage)"] = (
         bases["full"],
-        held_out(bases["full"], genres, regressors),
+        held_out(bases["full"], genres, recipe),
     )
     print(
-        f"held out by genre, {len(files)} files, read {args.aggregate}; MQM on scores.fluency; "
+        f"held out by genre, {len(files)} files, read {how}; {recipe[0]} [{recipe[1]}] fitted "
+        f"on {', '.join(recipe[2] or ['every genre'])}; MQM on scores.fluency; "
         f"intervals: {args.samples} paired-bootstrap draws over inputs"
     )
     print("| inputs | mean rho | mean tau | - all, rho [95% CI] | - all, tau [95% CI] |")

@@ -153,7 +153,7 @@ def calibrate(
         "mean_group_kendall": {k: v["group_kendall"] for k, v in choice.means.items()},
         "aggregates": {w: {"choice": c.label, "criterion": _score(c)} for w, c in choices.items()},
         "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in judged},
-        "gleu_model": str(scorer.card.get("name")),
+        "gleu_model": Path(source).name,
     }
     if linear is not None:
         section["linear"] = linear  # served from the card, without scikit-learn
@@ -161,7 +161,7 @@ def calibrate(
         section["genre"] = genre
     if genres and not folds:
         section["genres"] = {f.name: genres.get(f.name, f.name) for f in judged}
-    if folds or choice.held_out != "datasets":
+    if folds or choice.held_out not in ("datasets", "genres"):
         section["folds"] = {f.name: len(f.texts) for f in units} if folds else choice.held_out
     if command:
         section["command"] = command
@@ -203,7 +203,7 @@ def _command(args: argparse.Namespace) -> str:
         ("--summary", repr(args.summary) if args.summary else None, None),
     ):
         if value != default:
-            options += f" {flag} {value}"
+            options += f" {flag} {value}".rstrip()
     for flag, values in (
         ("--score-column", [c for c in args.score_column if c != "score"]),
         ("--aggregate", args.aggregate),

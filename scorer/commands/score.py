@@ -93,12 +93,13 @@ def _warn(outcomes, offset: int, where: str) -> None:
 
 
 def _score_row(row: dict, outcome, *, plain: bool, features: bool) -> dict:
-    """The output row: today's `{"score", "features"}` for plain text on standard output, else
-    the input row with `score` and `reason` added."""
+    """The output row: `{"score", "gleu", "features"}` for plain text on standard output (the
+    fluency, the GLEU stage's distance, the feature values), else the input row with `score`
+    and `reason` added."""
     s = outcome.score
     if plain:
         if s is not None:
-            return {"score": s.score, "features": s.features}
+            return {"score": s.score, "gleu": s.gleu, "features": s.features}
         from scorer.batch import EMPTY
 
         return {"score": None, **({} if outcome.reason == EMPTY else {"reason": outcome.reason})}

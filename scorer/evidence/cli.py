@@ -29,11 +29,19 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     genres = parse_genres(args.genre, [p.stem for p in paths])
     human_field = parse_fields(args.human_field, [p.stem for p in paths])
     scorers = load_configured_all(models, config)  # one LM, parsers and rows per GLEU base
+    names = [m or s.name for m, s in zip(models, scorers, strict=True)]
+    if args.with_gleu:  # each bundle's GLEU stage beside it, on the same rows
+        pairs = [
+            p
+            for n, s in zip(names, scorers, strict=True)
+            for p in ([(n, s)] + ([(f"{n} GLEU", s.gleu_stage())] if s.calibration else []))
+        ]
+        names, scorers = [n for n, _ in pairs], [s for _, s in pairs]
     runs = run_benchmark(
         scorers,
         paths,
         aggregates=aggregates,
-        names=[m or s.name for m, s in zip(models, scorers, strict=True)],
+        names=names,
         cache_dir=args.cache,
         human_field=human_field,
         keep_references=args.keep_references,
@@ -182,6 +190,11 @@ def _add_benchmark(sub) -> None:
         action="append",
         choices=("features", "features+readings"),
         help="with --protocol lodo: second-stage inputs to choose from; repeat (default: both)",
+    )
+    bm.add_argument(
+        "--with-gleu",
+        action="store_true",
+        help="score each bundle that has a second stage also by its GLEU stage alone, beside it",
     )
     bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")
