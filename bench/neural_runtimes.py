@@ -14,11 +14,11 @@ per token, minimum. Sample: --per-file texts a --dev file (random.Random(--seed)
 "null". Each --python NAME=PYTHON[,MODEL] (runtime: NAME up to a "-") runs in that python: a
 fresh process loads (cold load: start to ready, page cache warm) and checks that a text's sum
 does not depend on its batch (llama: order); then --jobs processes score the sample (by length,
---batch texts a task), reading /proc/self/smaps_rollup. Ratios: to the run's llama rows' mean.
+--batch texts a task). Ratios: to the mean of the run's llama rows (name one first and last).
 
     python -m bench.neural_runtimes --export DIR    # with the export venv's python
     python -m bench.neural_runtimes --python llama=V1/bin/python --python torch=V2/bin/python \\
-        --python onnx-q8=V3/bin/python,DIR/model.q8.onnx [--jobs 2] [--batch 8] [--per-file 100]
+        --python onnx-q8=V3/bin/python,DIR/model.q8.onnx --python llama-end=V1/bin/python
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from bench._args import add_jobs, parser
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_TOKENS = 511
-CHECK = 48  # texts in the batch-independence check
+CHECK, MEMORY = 48, ("Rss", "Pss", "VmHWM")  # texts in the batch check; VmHWM: peak RSS
 
 
 def _gguf() -> Path:
@@ -165,9 +165,9 @@ def _worker(kind: str, model: str | None, tasks, results, go) -> None:
     go.wait()
     while (task := tasks.get()) is not None:
         stats = [[float(x.sum()), len(x), float(x.min())] for x in rt.score(task[1])]
-        lines = Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]
-        kib = {line.split(":")[0]: int(line.split()[1]) for line in lines}
-        results.put((task[0], stats, os.getpid(), {k: kib[k] / 1024 for k in ("Rss", "Pss")}))
+        text = Path("/proc/self/smaps_rollup").read_text() + Path("/proc/self/status").read_text()
+        kib = {x.split(":")[0]: int(x.split()[1]) for x in text.splitlines() if x.endswith("kB")}
+        results.put((task[0], stats, os.getpid(), {k: kib[k] / 1024 for k in MEMORY}))
 
 
 def child(args) -> None:
@@ -271,15 +271,15 @@ def report(args) -> None:
                 results[name] = json.loads(Path(tmp, f"{name}.json").read_text())
             print(f"{name}: " + (f"failed {done.stderr[-3000:]}" if done.returncode else "done"))
     base = [len(r["rows"]) / r["seconds"] for n, r in results.items() if n.startswith("llama")]
-    head = "runtime,cold load s (imports),texts/s,x llama,tokens/s,RSS MiB,PSS MiB,batch check"
+    head = "runtime,cold load s (imports),texts/s,x llama,tokens/s,RSS,PSS,peak RSS MiB,batch check"
     _row(*head.split(","))
     for name, r in results.items():
         rate = len(r["rows"]) / r["seconds"]
         ratio = f"{rate / np.mean(base):.2f}" if base else "-"  # the mean of the llama rows
         toks = sum(row[1] for row in r["rows"]) / r["seconds"]
-        rss, pss = ("/".join(f"{m[k]:.0f}" for m in r["memory"]) for k in ("Rss", "Pss"))
+        rss, pss, peak = ("/".join(f"{m[k]:.0f}" for m in r["memory"]) for k in MEMORY)
         cold = f"{r['cold']:.1f} ({r['imports']:.1f})"
-        _row(name, cold, f"{rate:.1f}", ratio, f"{toks:.0f}", rss, pss, f"{r['check']:.1e}")
+        _row(name, cold, f"{rate:.1f}", ratio, f"{toks:.0f}", rss, pss, peak, f"{r['check']:.1e}")
     _row("pair", "same tokens", "max abs diff, sum", "Spearman: sum, mean, min")
     for a, b in itertools.combinations(results, 2):
         ra, rb = np.array(results[a]["rows"]), np.array(results[b]["rows"])
