@@ -5,8 +5,8 @@ rows) or apart, one `load_scorer` each (as two services would hold them).
 Each set is loaded in a fresh process, warmed up with one sentence through every model (so the
 LM, Link Grammar and spaCy are loaded), and its resident memory (VmRSS) read then.
 
-    python -m bench.bundles                                   # default; calibrated; both, both ways
-    python -m bench.bundles --set default,fast --set default,calibrated
+    python -m bench.bundles                          # default; data-to-text; both, both ways
+    python -m bench.bundles --set default,fast --set default,data-to-text
 
 Expected: two bundles on one base, loaded together, cost what the larger of them costs alone.
 """
@@ -22,7 +22,7 @@ import time
 from bench._args import parser
 
 SENTENCE = "The committee will meet again next week to discuss the budget."
-DEFAULT_SETS = ["default", "calibrated", "default,calibrated"]
+DEFAULT_SETS = ["default", "data-to-text", "default,data-to-text"]
 
 
 def _rss_mib() -> float:

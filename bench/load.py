@@ -12,7 +12,7 @@ the cache (FLUENCY_FEATURE_CACHE), the cost of a reranker that sees the same can
 
     python -m bench.load --model-path models/default           # starts gunicorn, 2 workers
     python -m bench.load --url http://127.0.0.1:8000            # an already running server
-    python -m bench.load --models default,calibrated --model calibrated  # two bundles served,
+    python -m bench.load --models default,data-to-text --model data-to-text  # two bundles served,
                                                                # requests naming the second
 
 Targets (2 cores, 2 workers, fresh lists): the default model p50 <= 50 ms at 1 client, p50 <=

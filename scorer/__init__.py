@@ -8,8 +8,8 @@ Several bundles at once, those on the same GLEU base sharing the LM, the parsers
 already read (`scorer.bundles`):
 
     >>> from scorer import load_scorers
-    >>> scorers = load_scorers(["default", "calibrated"])  # {name: FluencyScorer}
-    >>> scorers["calibrated"].score(["The company said profits rose in the first quarter."])
+    >>> scorers = load_scorers(["default", "data-to-text"])  # {name: FluencyScorer}
+    >>> scorers["data-to-text"].score(["The company said profits rose in the first quarter."])
 
 The names below are the public API. They are imported on first use (PEP 562), so `import
 scorer` and `fluency --help` do not load spaCy, scikit-learn or torch.

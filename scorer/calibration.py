@@ -81,6 +81,9 @@ class Calibration:
     model: Any  # fitted regressor with `predict`
     inputs: tuple[str, ...]  # "gleu", then feature columns, then any of READINGS
     aggregate: str | None = None  # the reading it was fitted on (None: the scorer's default)
+    # Each input's range in the fit (None: unbounded); inputs are clipped to it before the
+    # regressor reads them, so it never extrapolates past what people judged.
+    clip: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def needs_readings(self) -> bool:
@@ -105,7 +108,10 @@ class Calibration:
             if readings is None:
                 raise ModelLoadError("this calibration stage reads READINGS: pass `readings`")
             blocks.append(np.column_stack([np.asarray(readings[c], dtype=float) for c in wanted]))
-        return np.asarray(self.model.predict(np.hstack(blocks)), dtype=float)
+        X = np.hstack(blocks)
+        if self.clip is not None:
+            X = np.clip(X, *self.clip)
+        return np.asarray(self.model.predict(X), dtype=float)
 
 
 class LinearStage:
@@ -173,6 +179,7 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         raise ModelLoadError(f"{folder}: the card's calibration inputs put readings last")
     if missing:
         raise ModelLoadError(f"{folder}: calibration reads columns the model lacks: {missing}")
+    clip = _clip(folder, section.get("clip"), len(inputs))
     linear = section.get("linear")
     if linear:  # NumPy arithmetic from the card: no pickle, no scikit-learn
         coef = linear.get("coef", [])
@@ -181,7 +188,8 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
                 f"{folder}: the card's linear calibration has {len(coef)} "
                 f"weights for {len(inputs)} inputs"
             )
-        return Calibration(LinearStage(coef, linear["intercept"]), inputs, section.get("aggregate"))
+        stage = LinearStage(coef, linear["intercept"])
+        return Calibration(stage, inputs, section.get("aggregate"), clip)
     if not path.is_file():
         raise ModelLoadError(f"{folder}: the card names a calibration stage but {path} is absent")
     check_hash(path, section.get("sha256"))
@@ -191,4 +199,18 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration
         raise ModelLoadError(f"{path} could not be unpickled: {exc}") from exc
     if not hasattr(model, "predict"):
         raise ModelLoadError(f"{path} holds a {type(model).__name__}, not a regressor")
-    return Calibration(model, inputs, section.get("aggregate"))
+    return Calibration(model, inputs, section.get("aggregate"), clip)
+
+
+def _clip(folder, section: Mapping[str, Any] | None, n: int):
+    """The card's `clip` bounds as two arrays (None in the card: unbounded), or None."""
+    if not section:
+        return None
+    low = [-np.inf if v is None else float(v) for v in section.get("low", [])]
+    high = [np.inf if v is None else float(v) for v in section.get("high", [])]
+    if len(low) != n or len(high) != n:
+        raise ModelLoadError(
+            f"{folder}: the card's calibration clip has {len(low)} and {len(high)} bounds "
+            f"for {n} inputs"
+        )
+    return np.asarray(low), np.asarray(high)

@@ -13,9 +13,9 @@ changes when that feature alone is put back to its training mean. The terms need
 A bundle whose second stage is linear (`scorer.calibration.LinearStage`: fluency = c0 +
 c_gleu * gleu + sum_j c_j * x_j + sum_r c_r * reading_r) is read back the same way, onto the
 fluency it serves (`calibrated`): each feature's share is c_gleu times its share of the GLEU
-score plus c_j * (x_j - mean_j), and each reading a text adds (its length, its LM sum, ...) is
-one more term, taken from 0. A non-linear second stage is not decomposed: its bundles explain
-the GLEU score.
+score plus c_j * (x_j - mean_j), x_j as the stage reads it (within the range it was fitted on),
+and each reading a text adds (its length, its LM sum, ...) is one more term, taken from 0. A
+non-linear second stage is not decomposed: its bundles explain the GLEU score.
 """
 
 from __future__ import annotations
@@ -110,6 +110,13 @@ def calibrated(
         return None
     weights = dict(zip(calibration.inputs, np.asarray(coef, dtype=float).tolist(), strict=True))
     c_gleu = weights.pop("gleu")
+    n = len(calibration.inputs)
+    low, high = calibration.clip or (np.full(n, -np.inf), np.full(n, np.inf))
+    edge = {k: (lo, hi) for k, lo, hi in zip(calibration.inputs, low, high, strict=True)}
+
+    def read(name: str, value: float) -> float:  # as the stage reads it: within its range
+        return float(np.clip(value, *edge[name]))
+
     c0 = float(calibration.model.intercept)
     out = []
     for k, part in enumerate(gleu_parts):
@@ -117,7 +124,9 @@ def calibrated(
         intercept = c0 + c_gleu * part.intercept
         for c in part.features:
             w = weights.get(c.feature, 0.0)
-            share = c_gleu * c.contribution + w * (c.value - c.typical)
+            share = c_gleu * c.contribution
+            if c.feature in weights:
+                share += w * (read(c.feature, c.value) - c.typical)
             intercept += w * c.typical
             items.append(Contribution(c.feature, c.value, c.typical, share))
         seen = {c.feature for c in part.features}
@@ -126,7 +135,7 @@ def calibrated(
                 continue
             source = readings if name.startswith("reading/") else None
             value = float(source[name][k]) if source is not None else float(rows[k][name])
-            items.append(Contribution(name, value, 0.0, w * value))
+            items.append(Contribution(name, value, 0.0, w * read(name, value)))
         items.sort(key=lambda c: -abs(c.contribution))
         out.append(Contributions(part.method, part.exact, intercept, items, c_gleu * part.residual))
     return out

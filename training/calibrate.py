@@ -135,8 +135,8 @@ def calibrate(
         shutil.copyfile(src / MODEL_FILE, out / MODEL_FILE)
         if scorer.card.get("head"):  # the GLEU stage's linear head (scorer.head) goes with it
             shutil.copyfile(src / HEAD_FILE, out / HEAD_FILE)
-    joblib.dump(final, out / CALIBRATION_FILE, compress=3)
-    linear = linear_form(final)
+    joblib.dump(final.model, out / CALIBRATION_FILE, compress=3)  # scikit-learn's own classes
+    linear = linear_form(final.model)
     section = {
         "inputs": inputs_of(columns, choice.input_set),
         "target": f"{field}, z-normalised within each dataset",
@@ -157,6 +157,11 @@ def calibrate(
     }
     if linear is not None:
         section["linear"] = linear  # served from the card, without scikit-learn
+    # Each input read within the range it took in the fit (training.second_stage.Bounded).
+    section["clip"] = {
+        "low": [None if np.isinf(v) else float(v) for v in final.low],
+        "high": [None if np.isinf(v) else float(v) for v in final.high],
+    }
     if genre:
         section["genre"] = genre
     if genres and not folds:
@@ -192,8 +197,10 @@ def _command(args: argparse.Namespace) -> str:
     files = " ".join(str(p) for p in args.judgements)
     model = f" --model {args.model}" if args.model else ""
     options = ""
+    scores = [c for c in args.score_column if c != "score"]
     for flag, value, default in (
         ("--text-column", args.text_column, "text"),
+        ("--score-column", " --score-column ".join(scores) or None, None),
         ("--group-column", args.group_column, None),
         ("--dataset-column", args.dataset_column, None),
         ("--folds", args.folds, 0),
@@ -205,7 +212,6 @@ def _command(args: argparse.Namespace) -> str:
         if value != default:
             options += f" {flag} {value}".rstrip()
     for flag, values in (
-        ("--score-column", [c for c in args.score_column if c != "score"]),
         ("--aggregate", args.aggregate),
         ("--inputs", args.inputs),
         ("--regressor", args.regressor),

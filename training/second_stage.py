@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CANDIDATES",
     "INPUT_SETS",
+    "Bounded",
     "Choice",
     "JudgedFile",
+    "bounds",
     "candidates",
     "choose",
     "dataset_weights",
@@ -153,6 +155,7 @@ def judged_file(
     from features.segment import resolve_aggregate
     from scorer.evidence.benchmark_data import model_columns, read_judged
 
+    scorer = scorer.gleu_stage()  # the first stage's distance, whatever stage the bundle adds
     judged = path if isinstance(path, Judged) else read_judged(path, human_field=field)
     how = resolve_aggregate(aggregate=aggregate)
     columns = model_columns(scorer, judged.texts, [how], cache_dir=cache_dir, n_jobs=n_jobs)
@@ -226,7 +229,9 @@ def dataset_weights(files: Sequence[JudgedFile]) -> np.ndarray:
     return w / w.mean()
 
 
-def fit_on(estimator, files: Sequence[JudgedFile], columns, readings):
+def fit_on(estimator, files: Sequence[JudgedFile], columns, readings) -> Bounded:
+    """`estimator` fitted on `files` (each dataset weighing the same), its inputs bounded to
+    the range they took there (`Bounded`)."""
     from sklearn.base import clone
 
     model = clone(estimator)
@@ -240,7 +245,33 @@ def fit_on(estimator, files: Sequence[JudgedFile], columns, readings):
         kwargs["datasets"] = [f.name for f in files for _ in f.groups]
     if "sample_weight" in inspect.signature(final.fit).parameters:
         kwargs[f"{steps[-1][0]}__sample_weight" if steps else "sample_weight"] = w
-    return model.fit(X, y, **kwargs)
+    low, high = bounds(X)
+    return Bounded(model.fit(X, y, **kwargs), low, high)
+
+
+def bounds(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each input's range in the fit; the GLEU score (column 0) is left unbounded, since the
+    stage is to read a text below every judged one as lower still."""
+    low, high = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    low[0], high[0] = -np.inf, np.inf
+    return low, high
+
+
+class Bounded:
+    """A fitted second stage that reads each input clipped to the range it took in the fit.
+
+    People's judgements cover outputs of real systems: symbol debris, a 200-word run of one
+    token or an empty parse lie far outside them, and a linear stage would extrapolate its
+    weights there (a debris text read by the default's ridge scored 25 standard deviations
+    above the average judged output). Clipped, such a text gets the stage's value at the edge
+    of what it saw, and its GLEU score, never clipped, still places it below. The bounds go
+    into the card (`calibration.clip`) and `scorer.calibration.Calibration` applies them."""
+
+    def __init__(self, model, low: np.ndarray, high: np.ndarray):
+        self.model, self.low, self.high = model, np.asarray(low), np.asarray(high)
+
+    def predict(self, X) -> np.ndarray:
+        return self.model.predict(np.clip(np.asarray(X, dtype=float), self.low, self.high))
 
 
 def judge(pred: np.ndarray, held: JudgedFile) -> dict[str, float]:

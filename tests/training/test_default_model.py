@@ -41,7 +41,11 @@ def test_the_shipped_model_ranks_real_sentences_above_their_shuffles(default):
     real = default.score(list(REAL))
     scrambled = default.score([shuffled(t, i) for i, t in enumerate(REAL)])
     assert all(r > s for r, s in zip(real, scrambled, strict=True))
-    assert sum(r > 0 for r in real) >= 4  # reads as real at the model's own threshold
+    # Real text reads as real at the GLEU stage's own threshold (gleu > 0: Mutton et al.'s
+    # reading); the default's fluency is on people's scale instead, where > 0 means above the
+    # average rated output, which real news sentences are too.
+    assert sum(s.gleu > 0 for s in default.score_texts(list(REAL))) >= 4
+    assert sum(r > 0 for r in real) >= 4
 
 
 def test_stubs_and_symbols_score_below_every_real_sentence(default):
@@ -60,8 +64,11 @@ def test_symbol_and_emoji_debris_scores_below_every_real_sentence(default):
     # there for it), while numbers and currency signs must not be taken for debris.
     debris = ["🙂 ★ ☃ ∑", "😀😀😀 ∑∫∂ ★★★", "The company ★ said its profit ☃ rose."]
     assert max(default.score(debris)) < min(default.score(list(REAL)))
-    prices, plain = default.score(["Prices rose 5% to $10.", "Prices rose to ten dollars."])
-    assert prices > min(default.score(debris)) + 5
+    # On the GLEU stage's scale (distances to the SVM's hyperplane), as the margins were set.
+    gleu = [s.gleu for s in default.score_texts(debris)]
+    money = ["Prices rose 5% to $10.", "Prices rose to ten dollars."]
+    prices, plain = (s.gleu for s in default.score_texts(money))
+    assert prices > min(gleu) + 5
     assert prices > plain - 1.0
 
 

@@ -103,8 +103,8 @@ def test_every_dataset_weighs_the_same_in_the_fit_whatever_its_size():
     # `targets` z-normalises within each dataset; repeat that for the reference fit.
     y = np.concatenate([targets([big]), np.tile(targets([small]), 10)])
     plain = LinearRegression().fit(X[:, :1], y)
-    assert weighted.steps[-1][1].coef_[0] == pytest.approx(plain.coef_[0], abs=1e-9)
-    assert abs(weighted.steps[-1][1].coef_[0]) < 0.15  # the two datasets cancel out
+    assert weighted.model.steps[-1][1].coef_[0] == pytest.approx(plain.coef_[0], abs=1e-9)
+    assert abs(weighted.model.steps[-1][1].coef_[0]) < 0.15  # the two datasets cancel out
     unweighted = LinearRegression().fit(design([big, small], [], ())[:, :1], targets([big, small]))
     assert unweighted.coef_[0] > 0.5
 

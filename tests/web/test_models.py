@@ -1,4 +1,4 @@
-"""Several models served at once (FLUENCY_MODELS=default,calibrated, the shipped bundles): each
+"""Several models served at once (FLUENCY_MODELS=default,data-to-text, the shipped bundles): each
 request picks one by name, an unknown name is refused with the loaded ones listed, /v1/models
 describes them, and the two bundles, built on the same GLEU model, share their resources and
 feature rows, so a text is parsed once for both. Then the same through real gunicorn workers."""
@@ -31,7 +31,7 @@ from scorer.config import from_env
 from scorer.errors import ModelLoadError
 from scorer.web import create_app
 
-NAMES = ["default", "calibrated"]
+NAMES = ["default", "data-to-text"]
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 TEXTS = [REAL, *shuffles(REAL, 2, seed=3)]
 CONFIG = {
@@ -60,7 +60,7 @@ def _valid(client, body: dict, schema: str) -> None:
 
 
 def test_the_setting_names_the_models_and_its_absence_changes_nothing():
-    env = from_env({"FLUENCY_MODELS": " default, calibrated ,"})
+    env = from_env({"FLUENCY_MODELS": " default, data-to-text ,"})
     assert configured_models(env) == NAMES
     env = from_env({"FLUENCY_MODEL_PATH": "fast"})
     assert configured_models(env) == ["fast"]  # FLUENCY_MODELS unset: MODEL_PATH alone
@@ -70,17 +70,17 @@ def test_each_request_is_scored_by_the_model_it_names(client):
     plain = client.post("/v1/score", json={"sentences": TEXTS}).get_json()
     default = client.post("/v1/score", json={"sentences": TEXTS, "model": "default"}).get_json()
     calibrated = client.post(
-        "/v1/score", json={"sentences": TEXTS, "model": "calibrated"}
+        "/v1/score", json={"sentences": TEXTS, "model": "data-to-text"}
     ).get_json()
     assert plain == default and default["model"] == "default"
-    assert calibrated["model"] == "calibrated"
+    assert calibrated["model"] == "data-to-text"
     for d, c in zip(default["scores"], calibrated["scores"], strict=True):
-        assert d["fluency"] == pytest.approx(d["gleu"])  # no calibration stage
-        assert c["gleu"] == pytest.approx(d["gleu"])  # the same GLEU stage ...
-        assert abs(c["fluency"] - d["fluency"]) > 1e-3  # ... calibrated onto another scale
-    _valid(client, {"sentences": TEXTS, "model": "calibrated"}, "ScoreRequest")
+        assert abs(d["fluency"] - d["gleu"]) > 1e-3  # the default's second stage ...
+        assert c["gleu"] == pytest.approx(d["gleu"])  # ... on the same GLEU stage ...
+        assert abs(c["fluency"] - d["fluency"]) > 1e-3  # ... and the genre bundle's another
+    _valid(client, {"sentences": TEXTS, "model": "data-to-text"}, "ScoreRequest")
 
-    for name, scored in (("default", default), ("calibrated", calibrated)):
+    for name, scored in (("default", default), ("data-to-text", calibrated)):
         ranked = client.post("/v1/rerank", json={"candidates": TEXTS, "model": name}).get_json()
         assert ranked["model"] == name
         fluency = {r["index"]: r["fluency"] for r in ranked["ranked"]}
@@ -97,7 +97,7 @@ def test_an_unknown_model_is_422_listing_the_loaded_ones(client, path):
     resp = client.post(path, json={key: [REAL], "model": "full"})
     body = assert_problem(resp, 422, "unknown-model")
     assert body["models"] == NAMES
-    assert "'full'" in body["detail"] and "default, calibrated" in body["detail"]
+    assert "'full'" in body["detail"] and "default, data-to-text" in body["detail"]
     _valid(client, body, "Problem")
     resp = client.post(path, json={key: [REAL], "model": 3})
     assert_problem(resp, 400, "invalid-body")
@@ -117,17 +117,18 @@ def test_models_lists_each_with_its_card_summary(client):
     assert body["default"] == "default"
     listed = {m["name"]: m for m in body["models"]}
     assert [m["name"] for m in body["models"]] == NAMES
-    assert listed["default"]["default"] and not listed["calibrated"]["default"]
-    assert not listed["default"]["calibrated"] and listed["calibrated"]["calibrated"]
-    assert listed["default"]["model_sha256"] == listed["calibrated"]["model_sha256"]
-    assert listed["calibrated"]["genre"] is None  # its card's calibration section names none
+    assert listed["default"]["default"] and not listed["data-to-text"]["default"]
+    assert listed["default"]["calibrated"] and listed["data-to-text"]["calibrated"]
+    assert listed["default"]["model_sha256"] == listed["data-to-text"]["model_sha256"]
+    assert listed["default"]["genre"] is None  # a general model: its card names no one genre
+    assert listed["data-to-text"]["genre"] == "data-to-text"
     assert listed["default"]["aggregate"] in {"whole", "weighted", "mean", "min"}
     assert client.get("/v1/model").get_json()["serving"]["models"] == NAMES
 
 
 def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, client, monkeypatch):
     models = app.extensions["fluency"].get().models
-    default, calibrated = models["default"], models["calibrated"]
+    default, calibrated = models["default"], models["data-to-text"]
     assert default.resources is calibrated.resources
     assert default.rows is calibrated.rows
     assert default.head is not calibrated.head and calibrated.calibration is not None
@@ -151,17 +152,17 @@ def test_an_admin_reload_keeps_the_set_or_makes_a_bundle_the_default(client):
     resp = client.post("/v1/admin/reload", json={}, headers=AUTH)
     assert resp.status_code == 200, resp.get_json()
     assert resp.get_json()["serving"]["models"] == NAMES
-    resp = client.post("/v1/admin/reload", json={"model": "calibrated"}, headers=AUTH)
-    assert resp.get_json()["serving"]["models"] == ["calibrated", "default"]
-    assert client.get("/v1/models").get_json()["default"] == "calibrated"
+    resp = client.post("/v1/admin/reload", json={"model": "data-to-text"}, headers=AUTH)
+    assert resp.get_json()["serving"]["models"] == ["data-to-text", "default"]
+    assert client.get("/v1/models").get_json()["default"] == "data-to-text"
     scored = client.post("/v1/score", json={"sentences": [REAL]}).get_json()
-    assert scored["model"] == "calibrated"
+    assert scored["model"] == "data-to-text"
     resp = client.post("/v1/admin/reload", json={"model": "no-such-bundle"}, headers=AUTH)
     assert_problem(resp, 422, "model-load-failed")
     resp = client.post("/v1/admin/reload", json={"model": "default"}, headers=AUTH)
     assert resp.get_json()["serving"]["models"] == NAMES  # back as it was
     models = client.application.extensions["fluency"].get().models
-    assert models["default"].rows is models["calibrated"].rows  # shared after a reload too
+    assert models["default"].rows is models["data-to-text"].rows  # shared after a reload too
 
 
 def test_the_library_refuses_two_bundles_of_one_name():
@@ -212,12 +213,12 @@ def test_gunicorn_workers_score_with_the_model_each_request_names(two_models, ap
     ):
         time.sleep(0.2)
     log = "\n".join(two_models.log_lines())
-    assert "reloaded model default" in log and "serving models default, calibrated" in log
+    assert "reloaded model default" in log and "serving models default, data-to-text" in log
     got = requests.post(
-        url + "/v1/score", json={"sentences": TEXTS, "model": "calibrated"}, timeout=60
+        url + "/v1/score", json={"sentences": TEXTS, "model": "data-to-text"}, timeout=60
     ).json()
     assert [s["fluency"] for s in got["scores"]] == pytest.approx(
-        [s["fluency"] for s in expected["calibrated"]["scores"]]
+        [s["fluency"] for s in expected["data-to-text"]["scores"]]
     )
 
 
@@ -227,7 +228,7 @@ def test_metrics_and_readiness_name_every_loaded_model(client):
     ready = client.get("/readyz").get_json()
     assert ready == {"status": "ready", "model": "default", "models": NAMES}
     _valid(client, ready, "Ready")
-    client.post("/v1/score", json={"sentences": TEXTS[:2], "model": "calibrated"})
+    client.post("/v1/score", json={"sentences": TEXTS[:2], "model": "data-to-text"})
     client.post("/v1/rerank", json={"candidates": TEXTS})
     client.post("/v1/score", json={"sentences": TEXTS[:1], "model": "nonesuch"})  # refused
     samples = [
@@ -240,9 +241,9 @@ def test_metrics_and_readiness_name_every_loaded_model(client):
         for s in samples
         if s.name == "fluency_texts_scored_total"
     }
-    assert scored[("/v1/score", "calibrated")] >= 2 and ("/v1/score", "nonesuch") not in scored
+    assert scored[("/v1/score", "data-to-text")] >= 2 and ("/v1/score", "nonesuch") not in scored
     assert scored[("/v1/rerank", "default")] >= len(TEXTS)
     info = {s.labels["name"]: s.labels for s in samples if s.name == "fluency_model_info"}
     assert set(info) == set(NAMES)
-    assert info["default"]["default"] == "true" and info["calibrated"]["default"] == "false"
-    assert info["default"]["model_sha256"] == info["calibrated"]["model_sha256"]
+    assert info["default"]["default"] == "true" and info["data-to-text"]["default"] == "false"
+    assert info["default"]["model_sha256"] == info["data-to-text"]["model_sha256"]

@@ -1,5 +1,5 @@
 """The page at /, in a real browser (headless Chromium driven by Selenium) against gunicorn
-serving the shipped models/default and models/calibrated on loopback: rank, read the marks,
+serving the shipped models/default and models/data-to-text on loopback: rank, read the marks,
 select, pick the other model, fail in words.
 
 Skips, saying why, only when no Chromium or chromedriver is found (`make system-deps`
@@ -70,7 +70,7 @@ def live(tmp_path_factory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("page") / "server.log"
     env = {
         "FLUENCY_MODEL_PATH": str(MODELS_DIR / "default"),
-        "FLUENCY_MODELS": "default,calibrated",
+        "FLUENCY_MODELS": "default,data-to-text",
         "FLUENCY_ADMIN_TOKEN": "",
     }
     srv = start_server(MODELS_DIR, log, workers=1, env=env)
@@ -156,9 +156,9 @@ def test_a_second_model_is_picked_and_its_scores_come_back(live, browser):
     browser.get(live.url + "/")
     _wait_for(browser, "model-choice", 30)
     select = Select(browser.find_element(By.ID, "model-select"))
-    assert [o.get_attribute("value") for o in select.options] == ["default", "calibrated"]
+    assert [o.get_attribute("value") for o in select.options] == ["default", "data-to-text"]
     assert select.first_selected_option.get_attribute("value") == "default"
-    assert "calibrated" in select.options[1].text and "default" in select.options[0].text
+    assert "data-to-text" in select.options[1].text and "default" in select.options[0].text
     browser.find_element(By.ID, "candidates").send_keys("\n".join([CORRECT, MISPLACED, SALAD]))
     browser.find_element(By.ID, "rank").click()
     _wait_for(browser, "results")
@@ -166,10 +166,10 @@ def test_a_second_model_is_picked_and_its_scores_come_back(live, browser):
     assert browser.find_element(By.ID, "model").text == "model default"
     by_default = _fluency_by_index(browser)
 
-    select.select_by_value("calibrated")
+    select.select_by_value("data-to-text")
     browser.find_element(By.ID, "rank").click()
     WebDriverWait(browser, 60).until(
-        lambda d: d.find_element(By.ID, "model").text == "model calibrated"
+        lambda d: d.find_element(By.ID, "model").text == "model data-to-text"
     )
     by_calibrated = _fluency_by_index(browser)
     assert set(by_calibrated) == set(by_default) == {"0", "1", "2"}
