@@ -2,11 +2,12 @@
 
 Bundles built on the same GLEU base (`models/default` and `models/data-to-text` are one GLEU
 stage under two second stages) read the same feature rows from the same artefacts.
-`load_scorers` loads each bundle's own parts (card checks, head, calibration stage) and gives bundles whose artefacts (LM, unigram
-table, constituency parser: the files their cards record) and spaCy pipeline are the same one
-`features.resources.Resources`, so the LM and the parsers are loaded once; bundles that also
-read the same extractors share one `features.rows.FeatureRows`, so a text parsed for one is not
-parsed again for another while it is in memory (`cache_size` texts, one cache for them all).
+`load_scorers` loads each bundle's own parts (card checks, head, calibration stage) and gives
+bundles whose artefacts (LM, unigram table, constituency parser: the files their cards
+record) and spaCy pipeline are the same one `features.resources.Resources`, so the LM and the
+parsers are loaded once; bundles that also read the same extractors share one
+`features.rows.FeatureRows`, so a text parsed for one is not parsed again for another while it
+is in memory (`cache_size` texts, one cache for them all).
 
     >>> from scorer import load_scorers
     >>> scorers = load_scorers(["default", "data-to-text"])
