@@ -67,9 +67,9 @@ class LlamaCpp:
             ids = [self.llm.token_bos(), *ids]
             self.llm.reset()
             self.llm.eval(ids)
-            logits = np.asarray(self.llm.scores[: len(ids) - 1], dtype=np.float64)
-            top = logits.max(axis=1)
-            norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+            logits = self.llm.scores[: len(ids) - 1]  # float32, a view: no copies of 96 MiB
+            top = logits.max(axis=1).astype(np.float64)
+            norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1, dtype=np.float64))
             out.append(logits[np.arange(len(ids) - 1), ids[1:]] - norm)
         return out
 
@@ -104,8 +104,8 @@ class Torch(_Padded):
         class Scorer(torch.nn.Module):
             def forward(self, input_ids, attention_mask):
                 out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
-                logp = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)
-                return logp.gather(-1, input_ids[:, 1:, None])[..., 0]
+                logits = out.logits[:, :-1]  # no log_softmax: one [batch, length, vocab] less
+                return logits.gather(-1, input_ids[:, 1:, None])[..., 0] - logits.logsumexp(-1)
 
         self.net, self.bos, self.torch = Scorer(), self.tok.bos_token_id, torch
         self.net.lm = lm
@@ -207,7 +207,7 @@ def export(out: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    rt = Torch(None, attn="eager")  # sdpa's mask does not export
+    rt = Torch(None, attn="eager")  # plain attention ops for the exporter
     head = rt.net.lm.lm_head  # untied: else ONNX Runtime keeps a float32 transposed copy
     head.weight = torch.nn.Parameter(head.weight.detach().clone())
     out.mkdir(parents=True, exist_ok=True)
