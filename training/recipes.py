@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from scorer.evidence.benchmark import Pairs, agreement
 from training.second_stage import (
     JudgedFile,
     candidates,
     design,
     fit_on,
     inputs_of,
-    judge,
 )
 
 __all__ = ["FIT_SETS", "REGRESSORS", "Recipe", "criterion", "main", "score_recipes", "table"]
@@ -70,6 +70,13 @@ class Recipe(tuple):
     def label(self) -> str:
         genres, regressor, inputs, how = self
         return f"{' + '.join(genres)}: {regressor} [{inputs}], {how}"
+
+
+def judge(x: np.ndarray, f: JudgedFile) -> dict[str, float]:
+    """Rho and per-input tau as `fluency benchmark` computes them (`scorer.evidence.benchmark`:
+    a column constant inside an input scores tau 0 there)."""
+    a = agreement(np.asarray(x, dtype=float), f.human, Pairs(f.human, f.groups))
+    return {"spearman": a.spearman, "group_kendall": a.kendall}
 
 
 def _mean(values) -> float:
