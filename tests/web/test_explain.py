@@ -67,11 +67,13 @@ def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default, ag
     for e, s in zip(explained, scored, strict=True):
         c = e.contributions
         assert e.fluency == pytest.approx(s.score, abs=1e-9)
-        assert e.gleu == pytest.approx(s.score, abs=1e-9)  # the shipped model: no calibration
+        assert e.gleu == pytest.approx(s.gleu, abs=1e-9)
         assert e.n_sentences == s.n_sentences
-        assert (c.method, c.exact) == ("linear", True)
+        # The shipped bundles' second stage is linear: the contributions are read back through
+        # both stages onto the fluency served, and add up to it, under every reading.
+        assert e.explains == "fluency" and (c.method, c.exact) == ("linear", True)
         total = c.intercept + sum(x.contribution for x in c.features)
-        assert total == pytest.approx(e.gleu, abs=1e-6)
+        assert total == pytest.approx(e.fluency, abs=1e-6)
         assert abs(c.residual) < 1e-6
         assert len(c.features) == len(default.card["feature_columns"])
         sizes = [abs(x.contribution) for x in c.features]
