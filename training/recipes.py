@@ -7,7 +7,10 @@ the recipe's genres other than the file's own (`training.second_stage.leave_one_
 file ever scored by a fit that saw its genre); a genre that leaves nothing to fit on is
 unscored, and said so. The table gives, per recipe, the mean over files of Spearman's rho and of
 the per-input Kendall tau, the mean per genre, and the same for the plain baselines and the GLEU
-score alone, read under the same protocol (`fluency benchmark`).
+score alone, read under the same protocol (`fluency benchmark`). Tau is the one `fluency
+calibrate` chooses by (`training.second_stage.judge`: an input where the column is constant is
+skipped, where the benchmark counts it 0), so figures can differ from the benchmark's in the
+third decimal.
 
 The recipe chosen here is chosen on these figures, so its own figures are in-sample at the level
 of the recipe (a handful of choices), not of any fit; the human evaluations outside the
@@ -29,13 +32,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.evidence.benchmark import Pairs, agreement
 from training.second_stage import (
     JudgedFile,
     candidates,
     design,
     fit_on,
     inputs_of,
+    judge,
 )
 
 __all__ = ["FIT_SETS", "REGRESSORS", "Recipe", "criterion", "main", "score_recipes", "table"]
@@ -70,13 +73,6 @@ class Recipe(tuple):
     def label(self) -> str:
         genres, regressor, inputs, how = self
         return f"{' + '.join(genres)}: {regressor} [{inputs}], {how}"
-
-
-def judge(x: np.ndarray, f: JudgedFile) -> dict[str, float]:
-    """Rho and per-input tau as `fluency benchmark` computes them (`scorer.evidence.benchmark`:
-    a column constant inside an input scores tau 0 there)."""
-    a = agreement(np.asarray(x, dtype=float), f.human, Pairs(f.human, f.groups))
-    return {"spearman": a.spearman, "group_kendall": a.kendall}
 
 
 def _mean(values) -> float:
