@@ -49,13 +49,16 @@ def _load() -> None:
 
 def _score(texts: list[str]) -> list[tuple[float, int, float]]:
     """(summed log-probability, tokens scored, seconds) per text; the first token is
-    conditioned on the beginning-of-text token."""
+    conditioned on the beginning-of-text token, put there by hand: the GGUF's metadata says
+    add_bos_token false, so `tokenize(add_bos=True)` adds none (before 0.7.0 the first token went
+    unscored, and a one-token text scored 0)."""
     import numpy as np
 
     out = []
     for text in texts:
         start = time.perf_counter()
-        tokens = _LLM.tokenize(" ".join(text.split()).encode("utf-8"), add_bos=True)[:500]
+        words = _LLM.tokenize(" ".join(text.split()).encode("utf-8"), add_bos=False)
+        tokens = [_LLM.token_bos(), *words][:500]
         _LLM.reset()
         _LLM.eval(tokens)
         logits = np.asarray(_LLM.scores[: len(tokens)], dtype=np.float64)
