@@ -376,3 +376,20 @@ def test_choose_holds_out_genres_when_the_files_span_several():
     assert set(by_genre.table["ridge(alpha=1) [features]"]) == {"a", "b", "c"}
     one_genre = choose(files, ["f"], genres={**genres, "c": "g1"}, **one)
     assert one_genre.held_out == "datasets"
+
+
+def test_a_card_whose_clip_bounds_do_not_match_its_inputs_is_refused(tmp_path):
+    # The bounds are read with the inputs they belong to: a card edited out of step with them
+    # must not load, or every input after the gap would be clipped to another's range.
+    import shutil
+
+    from features.resources import MODELS_DIR
+    from scorer.scoring import load_scorer
+
+    folder = tmp_path / "default"
+    shutil.copytree(MODELS_DIR / "default", folder)
+    card = json.loads((folder / "card.json").read_text())
+    card["calibration"]["clip"]["low"].pop()
+    (folder / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ModelLoadError, match="clip"):
+        load_scorer(folder)
