@@ -48,10 +48,15 @@ def input_pairs(
         n = len(y)
         i = rng.integers(0, n, max_pairs * 3)
         j = rng.integers(0, n, max_pairs * 3)
+    return _scored_apart(y, i, j, max_pairs, rng)
+
+
+def _scored_apart(y, i, j, limit: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs people scored apart (y_i != y_j), `limit` of them drawn at random if more."""
     keep = y[i] != y[j]
     i, j = i[keep], j[keep]
-    if len(i) > max_pairs:
-        pick = rng.choice(len(i), max_pairs, replace=False)
+    if len(i) > limit:
+        pick = rng.choice(len(i), limit, replace=False)
         i, j = i[pick], j[pick]
     return i, j
 
@@ -71,13 +76,7 @@ def dataset_pairs(
         want = max(1, round(n_pairs * len(m) / len(y)))
         i_all.append(m[rng.integers(0, len(m), want * 2)])
         j_all.append(m[rng.integers(0, len(m), want * 2)])
-    i, j = np.concatenate(i_all), np.concatenate(j_all)
-    keep = y[i] != y[j]
-    i, j = i[keep], j[keep]
-    if len(i) > n_pairs:
-        pick = rng.choice(len(i), n_pairs, replace=False)
-        i, j = i[pick], j[pick]
-    return i, j
+    return _scored_apart(y, np.concatenate(i_all), np.concatenate(j_all), n_pairs, rng)
 
 
 class InputRanker:

@@ -128,15 +128,21 @@ def test_the_command_runs_lodo_and_fits_on_the_gleu_stage_of_a_calibrated_model(
     assert np.isfinite(first["data-to-text"]["spearman"])
 
 
+def _three_files_across(folder, flag: str) -> list[str]:
+    """Alpha and beta (genre g) rank the real sentence first, gamma (a genre of its own) last;
+    the benchmark's arguments for them held out with `flag`."""
+    for name, seed, flip in (("alpha", 1, False), ("beta", 2, False), ("gamma", 3, True)):
+        _file(folder / f"{name}.jsonl", seed, flip=flip)
+    argv = ["benchmark", "--dev", str(folder), "--protocol", "lodo", flag, "--samples", "100"]
+    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(folder / "r"), "--no-robustness"]
+    return [*argv, "--format", "json", "--genre", "alpha=g", "--genre", "beta=g"]
+
+
 def test_across_genres_a_genre_is_scored_by_a_stage_that_never_saw_it(tmp_path, capsys):
     # Alpha and beta (one genre) rank the real sentence first; gamma (another genre) ranks it
     # last. Held out by genre, gamma is scored by what alpha and beta taught, so backwards, and
     # alpha and beta by what gamma taught. Fitted on genre g only, g itself has nothing to fit.
-    for name, seed, flip in (("alpha", 1, False), ("beta", 2, False), ("gamma", 3, True)):
-        _file(tmp_path / f"{name}.jsonl", seed, flip=flip)
-    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--across-genres"]
-    argv += ["--samples", "100", "--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "r")]
-    argv += ["--no-robustness", "--format", "json", "--genre", "alpha=g", "--genre", "beta=g"]
+    argv = _three_files_across(tmp_path, "--across-genres")
     assert main(argv) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert set(run["held_out"].values()) == {"genre"}
@@ -179,12 +185,7 @@ def test_files_of_ones_own_join_a_genre_by_name(tmp_path, capsys):
 def test_across_datasets_each_file_is_scored_by_a_fit_on_every_other_one(tmp_path, capsys):
     # The general stage's recipe on a new dataset of a genre it knows: alpha is fitted on beta
     # and gamma (another genre too); restricted to genre g, on beta alone.
-    for name, seed, flip in (("alpha", 1, False), ("beta", 2, False), ("gamma", 3, True)):
-        _file(tmp_path / f"{name}.jsonl", seed, flip=flip)
-    argv = ["benchmark", "--dev", str(tmp_path), "--protocol", "lodo", "--across-datasets"]
-    argv += ["--samples", "100", "--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "r")]
-    argv += ["--no-robustness", "--format", "json", "--genre", "alpha=g", "--genre", "beta=g"]
-    argv += ["--inputs", "features"]
+    argv = [*_three_files_across(tmp_path, "--across-datasets"), "--inputs", "features"]
     assert main(argv) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert set(run["held_out"].values()) == {"dataset"}
