@@ -123,11 +123,11 @@ def calibrated(
         items = []
         intercept = c0 + c_gleu * part.intercept
         for c in part.features:
-            w = weights.get(c.feature, 0.0)
             share = c_gleu * c.contribution
-            if c.feature in weights:
+            if c.feature in weights:  # a feature the second stage also reads directly
+                w = weights[c.feature]
                 share += w * (read(c.feature, c.value) - c.typical)
-            intercept += w * c.typical
+                intercept += w * c.typical
             items.append(Contribution(c.feature, c.value, c.typical, share))
         seen = {c.feature for c in part.features}
         for name, w in weights.items():

@@ -31,11 +31,11 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     scorers = load_configured_all(models, config)  # one LM, parsers and rows per GLEU base
     names = [m or s.name for m, s in zip(models, scorers, strict=True)]
     if args.with_gleu:  # each bundle's GLEU stage beside it, on the same rows
-        pairs = [
-            p
-            for n, s in zip(names, scorers, strict=True)
-            for p in ([(n, s)] + ([(f"{n} GLEU", s.gleu_stage())] if s.calibration else []))
-        ]
+        pairs = []
+        for name, scorer in zip(names, scorers, strict=True):
+            pairs.append((name, scorer))
+            if scorer.calibration is not None:
+                pairs.append((f"{name} GLEU", scorer.gleu_stage()))
         names, scorers = [n for n, _ in pairs], [s for _, s in pairs]
     runs = run_benchmark(
         scorers,

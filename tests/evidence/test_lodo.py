@@ -197,3 +197,16 @@ def test_across_datasets_each_file_is_scored_by_a_fit_on_every_other_one(tmp_pat
     assert only["second_stage"]["gamma"]["trained_on"] == ["alpha", "beta"]
     rho = {f["file"]: f["columns"][LODO_LABEL]["spearman"] for f in only["files"]}
     assert rho["alpha"] > 0.5 and rho["gamma"] < -0.5
+
+
+def test_with_gleu_puts_each_bundles_gleu_stage_beside_it(tmp_path, capsys):
+    for name, seed in (("alpha", 1), ("beta", 2)):
+        _file(tmp_path / f"{name}.jsonl", seed)
+    argv = ["benchmark", "--dev", str(tmp_path), "--samples", "100", "--no-robustness"]
+    argv += ["--cache", str(tmp_path / "rows"), "--format", "json", "--with-gleu"]
+    assert main([*argv, "--model", "data-to-text", "--model", "fast"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    # Every shipped bundle has a second stage: each is followed by its GLEU stage alone.
+    assert run["models"] == ["data-to-text", "data-to-text GLEU", "fast", "fast GLEU"]
+    columns = run["files"][0]["columns"]
+    assert all(np.isfinite(columns[m]["spearman"]) for m in run["models"])
