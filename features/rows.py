@@ -12,7 +12,8 @@ here (`FeatureRows.rows`):
   service's reranker sees the same candidates again and again), else from a store on disk
   (`cache_dir`: one JSON-lines file per key, appended to, so a second run, a retrained SVM or
   another command over the same texts parses nothing; a key whose extractors are a subset of a
-  stored key's, with the same artefacts, takes its rows from that store), else they are
+  stored key's, with the same artefacts, takes its rows from that store, and the columns of
+  several stores add up), else they are
   computed: parsed once and extracted, in this process or, with `n_jobs` > 1, in spawned worker
   processes (`features.extract.feature_chunks`), with a progress bar when asked.
 """
@@ -94,13 +95,13 @@ class RowKey:
         text = json.dumps(self.meta(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def served_by(self, donor: Mapping[str, Any]) -> bool:
-        """True when every row of a store with meta `donor` holds, exactly, what this key's
-        extractors compute: same spaCy pipeline, each extractor there with the same artefacts."""
-        if not self.extractors or donor.get("spacy") != self.spacy:
-            return False
+    def served_by(self, donor: Mapping[str, Any]) -> set[str]:
+        """This key's extractors whose columns a store with meta `donor` holds exactly as they
+        compute them: same spaCy pipeline, the extractor there with the same artefacts."""
+        if donor.get("spacy") != self.spacy:
+            return set()
         theirs = donor.get("extractors", {})
-        return all(theirs.get(name) == dict(arts) for name, arts in self.extractors)
+        return {name for name, arts in self.extractors if theirs.get(name) == dict(arts)}
 
 
 class FeatureCache:
@@ -177,12 +178,15 @@ class RowStore:
         self.rows.update((t, dict(r)) for t, r in items)
 
     def borrow(self, wanted: Iterable[str]) -> None:
-        """Take the rows of `wanted` that sibling stores hold for a superset of this key's
-        extractors with the same artefacts (rows are then exactly what this key computes)."""
+        """Take the rows of `wanted` that sibling stores hold: each store gives the columns of
+        the extractors it computed with the same artefacts (`RowKey.served_by`), and a text is
+        taken when its stores give every column between them (the parsers' store and a neural
+        model's store make the rows of a model that reads both, parsing nothing again)."""
         wanted = {t for t in wanted if t not in self.rows}
         if not wanted or not self.folder.parent.is_dir():
             return
         columns = self.key.columns
+        parts: dict[str, dict[str, float]] = {}
         for sibling in sorted(self.folder.parent.iterdir()):
             if sibling == self.folder or not (sibling / ROWS_FILE).is_file():
                 continue
@@ -190,19 +194,22 @@ class RowStore:
                 donor = json.loads((sibling / META_FILE).read_text())
             except (OSError, ValueError):
                 continue
-            if not self.key.served_by(donor):
+            served = self.key.served_by(donor)
+            given = [c for c in columns if c.split("/", 1)[0] in served]
+            if not given:
                 continue
-            found = [
-                (t, {c: row[c] for c in columns})
-                for t, row in self._read(sibling / ROWS_FILE)
-                if t in wanted and all(c in row for c in columns)
-            ]
-            if found:
-                log.info("%d rows taken from %s", len(found), sibling)
-                self.add(found)
-                wanted -= {t for t, _ in found}
-            if not wanted:
-                break
+            n = 0
+            for t, row in self._read(sibling / ROWS_FILE):
+                if t in wanted and all(c in row for c in given):
+                    parts.setdefault(t, {}).update((c, row[c]) for c in given)
+                    n += 1
+            log.info("%d partial rows (%d columns) from %s", n, len(given), sibling)
+        found = [
+            (t, {c: part[c] for c in columns})
+            for t, part in parts.items()
+            if all(c in part for c in columns)
+        ]
+        self.add(found)
 
 
 class FeatureRows:

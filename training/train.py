@@ -420,6 +420,12 @@ def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, 
     for name in features:
         for artefact in registry.get(name).artefacts:
             path = artefact.path(resources).resolve()
+            if artefact.package and path == artefact.default.resolve():
+                # A file of an installed package (the SmolLM2 weights): named by package, found
+                # wherever that package is installed (scorer.scoring._recorded_artefact).
+                out[artefact.key] = f"{artefact.package}:{path.name}"
+                out[f"{artefact.key}_sha256"] = sha256_file(path)
+                continue
             try:
                 out[artefact.key] = str(path.relative_to(MODELS_DIR.resolve()))
             except ValueError:

@@ -99,12 +99,15 @@ def model_columns(
     filled = fill_placeholders(texts, scorer.placeholders)
     whole = segment(filled, by_sentence=False)
     split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
-    sentences = list(dict.fromkeys(whole.sentences + split.sentences))
+    calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
+    needs_readings = calibration is not None and calibration.needs_readings
+    # Whole texts are rows only where something reads them: the "whole" aggregate, readings.
+    wanted = (whole.sentences if "whole" in aggregates or needs_readings else []) + split.sentences
+    sentences = list(dict.fromkeys(wanted))
     found = scorer.sentence_rows(sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=progress)
     by_text = dict(zip(sentences, found, strict=True))
-    calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
     readings = None
-    if calibration is not None and calibration.needs_readings:
+    if needs_readings:
         readings = scorer.readings(filled, cache_dir=cache_dir)  # rows are all found by now
     out = {}
     for how in aggregates:

@@ -10,6 +10,8 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
   (`UnknownModelError`) -> 422 `unknown-model`, with `models` (those loaded); `CostError`,
   over one of the cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
+- `UnavailableModelError`: a configured model that failed to load (the others serve) -> 503
+  `model-unavailable`, with the reason and `model`.
 - `DeadlineExceededError` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
   with `Retry-After`: the work stopped, the worker goes on.
 - An admin reload while one is pending (`ReloadPendingError`) -> 409; sooner than
@@ -31,7 +33,7 @@ from scorer.deadline import DeadlineExceededError
 from scorer.errors import InputError, ModelLoadError
 from scorer.limits import CostError
 from scorer.web.reloads import RateLimitedError, ReloadPendingError
-from scorer.web.state import NotReadyError, UnknownModelError
+from scorer.web.state import NotReadyError, UnavailableModelError, UnknownModelError
 from scorer.web.work import BusyError
 
 __all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "problem", "register"]
@@ -112,6 +114,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(UnknownModelError)
     def unknown_model(exc: UnknownModelError):
         return problem(422, "unknown-model", str(exc), models=exc.names)
+
+    @app.errorhandler(UnavailableModelError)
+    def unavailable_model(exc: UnavailableModelError):
+        return problem(503, "model-unavailable", str(exc), model=exc.name)
 
     @app.errorhandler(DeadlineExceededError)
     def deadline(exc: DeadlineExceededError):

@@ -82,7 +82,12 @@ def _post(summary: str, request: str, response: str, extra: dict | None = None) 
 def build_spec(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any]:
     """The document for the settings `cfg` and the names of the `models` served."""
     not_ready = {"503": _problem("No model loaded (see /readyz)")}
-    busy = {"503": _problem(f"No model loaded (see /readyz); or: {_BUSY}")}
+    busy = {
+        "503": _problem(
+            f"No model loaded (see /readyz); or: {_BUSY}; or: the `model` named is configured "
+            "but failed to load (type /problems/model-unavailable, with the reason)"
+        )
+    }
     reload_ = _post(
         "Load a model bundle fully, then swap it in (every gunicorn worker)",
         "ReloadRequest",

@@ -41,6 +41,7 @@ __all__ = [
     "Loaded",
     "ModelHolder",
     "NotReadyError",
+    "UnavailableModelError",
     "UnknownModelError",
     "consume_reload_target",
     "request_reload",
@@ -52,6 +53,14 @@ WARM_UP = "The committee will meet again next week to discuss the budget."
 
 class NotReadyError(ScorerError):
     """No model is being served (missing or broken bundle at start-up)."""
+
+
+class UnavailableModelError(ScorerError):
+    """A request named a configured model that failed to load here (503, with the reason)."""
+
+    def __init__(self, name: str, reason: str):
+        self.name, self.reason = name, reason
+        super().__init__(f"model {name!r} is configured but could not be loaded: {reason}")
 
 
 class UnknownModelError(InputError):
@@ -73,6 +82,8 @@ class Loaded:
     # Every model served, by name, the default first, and their bundles (same order).
     models: dict[str, FluencyScorer] = field(default_factory=dict)
     paths: tuple[str, ...] = ()
+    # Configured bundles other than the default that failed to load: name -> why.
+    failed: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.models:
@@ -84,6 +95,8 @@ class Loaded:
         if name is None:
             return self.scorer
         found = self.models.get(name)
+        if found is None and name in self.failed:
+            raise UnavailableModelError(name, self.failed[name])
         if found is None:
             raise UnknownModelError(name, list(self.models))
         return found
@@ -98,6 +111,7 @@ class Loaded:
             "placeholders": list(self.scorer.placeholders),
             "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.loaded_at)),
             "models": list(self.models),
+            "failed": dict(self.failed),
         }
 
     def listing(self) -> list[dict[str, Any]]:
@@ -162,23 +176,9 @@ class ModelHolder:
         paths = [str(p) for p in self._set_for(str(path) if path else None)]
         with self._lock:
             started = time.perf_counter()
-            models = load_scorers(
-                paths,
-                models_dir=self.models_dir,
-                spacy_model=self.spacy_model,
-                cache_size=self.cache_size,
-                placeholders=self.placeholders,
-            )
-            for name, scorer in models.items():
-                try:
-                    # Loads spaCy and every resource the features use, before any request.
-                    scorer.score([WARM_UP])
-                except Exception as exc:  # a bundle that cannot score must not be swapped in
-                    raise ModelLoadError(
-                        f"model {name} loaded but cannot score ({type(exc).__name__}: {exc})"
-                    ) from exc
+            models, kept, failed = self._load_set(paths)
             default = next(iter(models.values()))
-            loaded = Loaded(default, paths[0], time.time(), models, tuple(paths))
+            loaded = Loaded(default, kept[0], time.time(), models, tuple(kept), failed)
             self.current, self.path, self.paths, self.error = loaded, paths[0], paths, None
         logger.info(
             "serving model%s %s (default %s) from %s (loaded in %.2f s)",
@@ -189,6 +189,67 @@ class ModelHolder:
             time.perf_counter() - started,
         )
         return loaded
+
+    def _load_set(self, paths: list[str]) -> tuple[dict[str, FluencyScorer], list[str], dict]:
+        """Load and warm up the bundles of `paths`. The default (the first) must load; another
+        that cannot (a missing runtime, corrupt weights) is left out, logged and kept in
+        `failed`, so the rest keep serving and a request naming it is told why."""
+        failed: dict[str, str] = {}
+        kept = list(paths)
+        while True:
+            try:
+                models = self._load(kept)
+                break
+            except ScorerError as exc:
+                culprit = self._culprit(kept, exc)
+                if culprit is None or culprit == kept[0]:
+                    raise
+                name = Path(culprit).name
+                failed[name] = str(exc)
+                logger.error("model %s left out: %s", name, exc)
+                kept.remove(culprit)
+        return models, kept, failed
+
+    def _load(self, paths: list[str]) -> dict[str, FluencyScorer]:
+        models = load_scorers(
+            paths,
+            models_dir=self.models_dir,
+            spacy_model=self.spacy_model,
+            cache_size=self.cache_size,
+            placeholders=self.placeholders,
+        )
+        for (name, scorer), path in zip(models.items(), paths, strict=True):
+            try:
+                # Loads spaCy and every resource the features use, before any request.
+                scorer.score([WARM_UP])
+            except Exception as exc:  # a bundle that cannot score must not be swapped in
+                raise _BundleError(
+                    path, f"model {name} loaded but cannot score ({type(exc).__name__}: {exc})"
+                ) from exc
+        return models
+
+    def _culprit(self, paths: list[str], exc: ScorerError) -> str | None:
+        """The bundle of `paths` that raised `exc`: named by a failed warm-up, else the first
+        that fails to load alone."""
+        if isinstance(exc, _BundleError):
+            return exc.path
+        for path in paths:
+            try:
+                load_scorers(
+                    [path],
+                    models_dir=self.models_dir,
+                    spacy_model=self.spacy_model,
+                    placeholders=self.placeholders,
+                )
+            except ScorerError:
+                return path
+        return None
+
+
+class _BundleError(ModelLoadError):
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(message)
 
 
 def _target_file(master_pid: int) -> Path:

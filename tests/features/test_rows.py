@@ -90,6 +90,19 @@ def test_a_subset_of_extractors_borrows_rows_another_store_has(tmp_path, parses)
     assert len(RowStore(tmp_path, subset.key).rows) == len(TEXTS)
 
 
+def test_the_columns_of_two_stores_add_up_to_a_row_neither_has(tmp_path, parses):
+    """A model reading the parsers' extractors and another one (the neural tier) takes each
+    column from the store that has it; texts only one store has are computed."""
+    surface = FeatureRows(("surface.v2",)).rows(TEXTS, cache_dir=tmp_path)
+    lm = FeatureRows(("lm.v1",)).rows(TEXTS[:4], cache_dir=tmp_path)
+    parses.clear()
+    both = FeatureRows(("surface.v2", "lm.v1"))
+    rows = both.rows(TEXTS, cache_dir=tmp_path)
+    assert both.n_computed == 2 and sorted(t for call in parses for t in call) == sorted(TEXTS[4:])
+    assert rows[:4] == [{**a, **b} for a, b in zip(surface[:4], lm, strict=True)]
+    assert rows == FeatureRows(("surface.v2", "lm.v1")).rows(TEXTS)
+
+
 def test_another_artefact_is_another_key_and_lends_nothing(tmp_path):
     other = tmp_path / "lm"
     other.mkdir()

@@ -1,11 +1,15 @@
 """A real gunicorn's workers stopping and starting under load: shutdown (SIGTERM), recycling
-after max_requests, reload (SIGHUP), and a soak; no request may fail or be cut short."""
+after max_requests, reload (SIGHUP), and a soak; no request may fail or be cut short. Each runs
+on the small test model alone and again with the shipped `neural` bundle loaded beside it (the
+SmolLM2 weights, llama.cpp and its threads in the preloaded master and every forked worker),
+some clients naming it."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -91,14 +95,24 @@ def access_records(log_lines: list[str]) -> list[dict]:
     return [json.loads(x) for x in log_lines if x.startswith('{"ts"')]
 
 
+@pytest.fixture(params=["tiny", "tiny,neural"], ids=["tiny", "with-neural"])
+def served(request, models_dir) -> dict:
+    """FLUENCY_MODELS for a server: the test model alone, or with the shipped neural bundle
+    (copied into the test's models folder: a bundle is served only from there)."""
+    if "neural" in request.param and not (models_dir / "neural").is_dir():
+        shutil.copytree(ROOT / "models" / "neural", models_dir / "neural")
+    return {"FLUENCY_MODELS": request.param}
+
+
 def score_problem(
-    session: requests.Session, url: str, sentences: list[str], rid: str
+    session: requests.Session, url: str, sentences: list[str], rid: str, model: str | None = None
 ) -> str | None:
-    """None when the answer is a complete 200 for these sentences, else what was wrong."""
+    """None when the answer is a complete 200 for these sentences (from `model`, when named),
+    else what was wrong."""
     try:
         resp = session.post(
             url + "/v1/score",
-            json={"sentences": sentences},
+            json={"sentences": sentences, **({"model": model} if model else {})},
             headers={"X-Request-ID": rid},
             timeout=60,
         )
@@ -106,6 +120,8 @@ def score_problem(
         return f"{rid}: {type(exc).__name__}: {exc}"
     if resp.status_code != 200:
         return f"{rid}: HTTP {resp.status_code} {resp.text[:200]}"
+    if model and resp.json()["model"] != model:
+        return f"{rid}: scored by {resp.json()['model']}, not {model}"
     scores = resp.json()["scores"]
     if [s["index"] for s in scores] != list(range(len(sentences))):
         return f"{rid}: {len(scores)} scores for {len(sentences)} sentences"
@@ -114,8 +130,15 @@ def score_problem(
     return None
 
 
-def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(models_dir, tmp_path):
-    srv = start_server(models_dir, tmp_path / "term.log", env=SLOW)
+def neural_for(k: int, env: dict) -> str | None:
+    """The model client `k` names: every other client names `neural` when it is served."""
+    return "neural" if "neural" in env["FLUENCY_MODELS"] and k % 2 else None
+
+
+def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(
+    models_dir, served, tmp_path
+):
+    srv = start_server(models_dir, tmp_path / "term.log", env={**SLOW, **served})
     port = urlsplit(srv.url).port
     try:
         wait_for_workers(srv.proc.pid, 2)
@@ -161,8 +184,10 @@ def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(models_
     assert refused is not None and refused < first_done, "new connections were still queued"
 
 
-def test_recycled_workers_answer_every_request_on_kept_alive_connections(models_dir, tmp_path):
-    env = {"FLUENCY_MAX_REQUESTS": "5", "FLUENCY_MAX_REQUESTS_JITTER": "0"}
+def test_recycled_workers_answer_every_request_on_kept_alive_connections(
+    models_dir, served, tmp_path
+):
+    env = {"FLUENCY_MAX_REQUESTS": "5", "FLUENCY_MAX_REQUESTS_JITTER": "0", **served}
     srv = start_server(models_dir, tmp_path / "recycle.log", env=env)
     n_clients, rounds = 4, 25
     try:
@@ -173,7 +198,9 @@ def test_recycled_workers_answer_every_request_on_kept_alive_connections(models_
             problems = []
             for r in range(rounds):
                 sentences = texts(3, 80, seed=1000 * k + r)
-                problem = score_problem(session, srv.url, sentences, f"recycle-{k}-{r}")
+                problem = score_problem(
+                    session, srv.url, sentences, f"recycle-{k}-{r}", neural_for(k, env)
+                )
                 if problem:
                     problems.append(problem)
             return problems
@@ -199,10 +226,10 @@ def test_recycled_workers_answer_every_request_on_kept_alive_connections(models_
     assert "Autorestarting worker after current request" in log
 
 
-def test_sighup_under_kept_alive_load_fails_no_request(models_dir, tmp_path):
+def test_sighup_under_kept_alive_load_fails_no_request(models_dir, served, tmp_path):
     # tests/web/test_server.py reloads through the admin API under one client that opens a
     # connection per request; here four clients keep theirs alive across two SIGHUPs.
-    srv = start_server(models_dir, tmp_path / "hup.log")
+    srv = start_server(models_dir, tmp_path / "hup.log", env=served)
     stop = threading.Event()
     counts: list[int] = []
     try:
@@ -212,7 +239,11 @@ def test_sighup_under_kept_alive_load_fails_no_request(models_dir, tmp_path):
             session, problems, r = requests.Session(), [], 0
             while not stop.is_set():
                 problem = score_problem(
-                    session, srv.url, texts(2, 80, seed=5000 * k + r), f"hup-{k}-{r}"
+                    session,
+                    srv.url,
+                    texts(2, 80, seed=5000 * k + r),
+                    f"hup-{k}-{r}",
+                    neural_for(k, served),
                 )
                 if problem:
                     problems.append(problem)
@@ -236,6 +267,11 @@ def test_sighup_under_kept_alive_load_fails_no_request(models_dir, tmp_path):
     assert problems == []
     assert min(counts) > 5  # every client kept sending throughout
     assert len(set().union(*generations)) == 6
+    if "neural" in served["FLUENCY_MODELS"]:
+        # Loaded in the master (preload) and again at each SIGHUP, one thread each time: two
+        # workers on two cores, never two threads each.
+        loads = [x for x in srv.log_lines() if "SmolLM2-135M loaded" in x]
+        assert len(loads) >= 3 and all("1 thread(s)" in x for x in loads), loads
 
 
 @pytest.mark.slow

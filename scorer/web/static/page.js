@@ -16,6 +16,7 @@ const FAMILY_NAMES = {
   "linkgrammar": "Link Grammar",
   "constituency": "constituency parse",
   "lm": "language model",
+  "neural": "neural language model",
   "spacy": "dependency parse",
   "surface": "surface",
 };
