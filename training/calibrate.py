@@ -110,7 +110,15 @@ def calibrate(
     ways = list(dict.fromkeys(aggregates or [resolve_aggregate()]))
     read = {
         how: [
-            judged_file(scorer, p, field=field, n_jobs=n_jobs, cache_dir=cache_dir, aggregate=how)
+            judged_file(
+                scorer,
+                p,
+                field=field,
+                n_jobs=n_jobs,
+                cache_dir=cache_dir,
+                aggregate=how,
+                readings="features+readings" in input_sets,
+            )
             for p in tqdm(judgements, desc=f"datasets ({how})", unit=" dataset")
         ]
         for how in ways

@@ -145,12 +145,15 @@ def judged_file(
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
     aggregate: str | None = None,
+    readings: bool = True,
 ) -> JudgedFile:
     """Score a judgement file's outputs with the GLEU stage, features included, under
     `fluency benchmark`'s protocol (`scorer.evidence.benchmark_data.read_judged`: human
     references, empty and failed outputs left out and counted), read as the scorer reads texts
     by default, with the feature rows `fluency benchmark` keeps under `cache_dir`
-    (`features.rows`: texts the benchmark has read are not parsed again)."""
+    (`features.rows`: texts the benchmark has read are not parsed again). `readings`: also
+    the readings of each text (the "features+readings" inputs; they read every text whole as
+    well as split, so leave them out when no candidate reads them)."""
     from features.placeholders import fill_placeholders
     from features.segment import resolve_aggregate
     from scorer.evidence.benchmark_data import model_columns, read_judged
@@ -169,7 +172,7 @@ def judged_file(
         gleu=np.asarray(gleu, dtype=float),
         features=rows,
         n_left_out=judged.counts["n_empty"],
-        readings=scorer.readings(filled, cache_dir=cache_dir),
+        readings=scorer.readings(filled, cache_dir=cache_dir) if readings else {},
     )
 
 

@@ -125,6 +125,25 @@ def _column(rows: Sequence[Mapping[str, float]], suffix: str) -> np.ndarray | No
     return np.array([r[names[0]] for r in rows], dtype=float) if names else None
 
 
+BASELINE_FEATURES = ("surface.v2", "lm.v1")  # what the baselines read: length, the n-gram LM
+
+
+def baseline_rows(
+    scorer, texts: Sequence[str], *, cache_dir: str | Path | None = None, n_jobs: int = 1
+) -> list[dict[str, float]]:
+    """Each text's row, read whole, of the extractors the plain baselines read (with the
+    scorer's resources): what `baseline_columns` takes. Not the model's own whole-text rows, so
+    a model that does not read texts whole (a costly one: the neural tier) is not made to."""
+    from features.rows import FeatureRows
+
+    filled = fill_placeholders(texts, scorer.placeholders)
+    whole = segment(filled, by_sentence=False)
+    rows = FeatureRows(BASELINE_FEATURES, scorer.resources).rows(
+        whole.sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=False
+    )
+    return whole.aggregate_rows(rows, "whole")
+
+
 def baseline_columns(
     whole_rows: Sequence[Mapping[str, float]],
     texts: Sequence[str],

@@ -26,6 +26,7 @@ from scorer.evidence.benchmark import (
 )
 from scorer.evidence.benchmark_data import (
     baseline_columns,
+    baseline_rows,
     model_columns,
     read_judged,
 )
@@ -129,10 +130,11 @@ def file_columns(
         per_model = {}
         for scorer, label in zip(scorers, labels, strict=True):
             per_model[label] = model_columns(
-                scorer, judged.texts, [*aggregates, "whole"], cache_dir=cache_dir, n_jobs=n_jobs
+                scorer, judged.texts, aggregates, cache_dir=cache_dir, n_jobs=n_jobs
             )
         first = per_model[labels[0]]
-        base = baseline_columns(first["whole"][1], judged.texts, judged.refs)
+        whole = baseline_rows(scorers[0], judged.texts, cache_dir=cache_dir, n_jobs=n_jobs)
+        base = baseline_columns(whole, judged.texts, judged.refs)
         extra = {}
         if readings:  # the second stage's inputs beside the features (protocol "lodo")
             filled = fill_placeholders(judged.texts, scorers[0].placeholders)
@@ -223,6 +225,7 @@ def run_benchmark(
     protocol: str = "plain",
     second_stage=None,
     genres: Mapping[str, str] | None = None,
+    readings: bool | None = None,
 ) -> list[BenchmarkRun]:
     """One `BenchmarkRun` per aggregate. Feature rows come from each scorer's rows
     (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
@@ -253,7 +256,7 @@ def run_benchmark(
         human_field=human_field,
         keep_references=keep_references,
         n_jobs=n_jobs,
-        readings=protocol == "lodo",
+        readings=protocol == "lodo" if readings is None else readings,
     )
     file_genres = genres_of([p.stem for p in paths], genres or GENRES)
     held_out: dict[str, dict[str, str]] = {how: {} for how in aggregates}

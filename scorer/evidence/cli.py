@@ -51,6 +51,9 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         protocol=args.protocol,
         second_stage=_second_stage(args) if args.protocol == "lodo" else None,
         genres=genres,
+        # The readings (every text also read whole) only where a candidate stage reads them.
+        readings=args.protocol == "lodo"
+        and (not args.inputs or "features+readings" in args.inputs),
     )
     robust = None
     if args.robustness:
