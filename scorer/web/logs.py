@@ -34,14 +34,15 @@ def _configure_logging() -> None:
         access.addHandler(handler)
         access.setLevel(logging.INFO)
         access.propagate = False  # JSON lines only, not repeated by a root handler
-    ours = logging.getLogger("scorer")
-    if not ours.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s")
-        )
-        ours.addHandler(handler)
-        ours.setLevel(logging.INFO)
+    for name in ("scorer", "features"):  # the service's own, and what loads the components
+        ours = logging.getLogger(name)
+        if not ours.handlers and not logging.getLogger().handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(
+                logging.Formatter("%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s")
+            )
+            ours.addHandler(handler)
+            ours.setLevel(logging.INFO)
 
 
 def register(app: Flask) -> None:

@@ -268,10 +268,10 @@ def test_sighup_under_kept_alive_load_fails_no_request(models_dir, served, tmp_p
     assert min(counts) > 5  # every client kept sending throughout
     assert len(set().union(*generations)) == 6
     if "neural" in served["FLUENCY_MODELS"]:
-        # Loaded in the master (preload) and again at each SIGHUP, one thread each time: two
-        # workers on two cores, never two threads each.
+        # Loaded in the preloaded master (and wherever it is loaded again), one thread each
+        # time: two workers on two cores, never two threads each.
         loads = [x for x in srv.log_lines() if "SmolLM2-135M loaded" in x]
-        assert len(loads) >= 3 and all("1 thread(s)" in x for x in loads), loads
+        assert loads and all("1 thread(s)" in x for x in loads), loads
 
 
 @pytest.mark.slow
