@@ -117,3 +117,21 @@ def test_a_copy_of_the_weights_gives_the_same_rows(tmp_path):
     moved = FeatureRows(("neural.v1",), Resources(neural_path=copy))
     assert moved.key.digest == FeatureRows(("neural.v1",)).key.digest
     assert moved.rows([PAIRS[0][0]]) == FeatureRows(("neural.v1",)).rows([PAIRS[0][0]])
+
+
+def test_the_device_setting_is_checked(monkeypatch):
+    import llama_cpp
+
+    monkeypatch.setenv("FLUENCY_DEVICE", "tpu")
+    with pytest.raises(ModelLoadError, match="FLUENCY_DEVICE must be cpu, gpu or auto"):
+        load_neural(Resources())
+    monkeypatch.setenv("FLUENCY_DEVICE", "gpu")
+    if llama_cpp.llama_supports_gpu_offload():
+        assert load_neural(Resources()).device == "gpu"
+    else:  # this build is CPU-only: asking for a GPU says so instead of silently using the CPU
+        with pytest.raises(ModelLoadError, match="built without GPU support"):
+            load_neural(Resources())
+    monkeypatch.setenv("FLUENCY_DEVICE", "cpu")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    lm = load_neural(Resources())
+    assert (lm.device, lm.threads) == ("cpu", 1)
