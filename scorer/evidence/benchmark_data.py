@@ -138,7 +138,7 @@ def baseline_rows(
 
     filled = fill_placeholders(texts, scorer.placeholders)
     whole = segment(filled, by_sentence=False)
-    rows = FeatureRows(BASELINE_FEATURES, scorer.resources).rows(
+    rows = FeatureRows(BASELINE_FEATURES, scorer.rows.resources).rows(
         whole.sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=False
     )
     return whole.aggregate_rows(rows, "whole")
