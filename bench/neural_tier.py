@@ -81,6 +81,8 @@ def _packed(texts: list[str]) -> list[float]:
     import llama_cpp
     import numpy as np
 
+    from features.neural_lm import target_logprobs
+
     lm, ctx, n = _STATE["lm"], _STATE["ctx"], _STATE["pack"]
     out = []
     for g in range(0, len(texts), n):
@@ -101,9 +103,7 @@ def _packed(texts: list[str]) -> list[float]:
         j = 0
         for seq in seqs:
             rows = logits[j : j + len(seq) - 1].astype(np.float64)
-            top = rows.max(axis=1)
-            norm = top + np.log(np.exp(rows - top[:, None]).sum(axis=1))
-            out.append(float((rows[np.arange(len(seq) - 1), seq[1:]] - norm).sum()))
+            out.append(float(target_logprobs(rows, seq[1:]).sum()))
             j += len(seq)
     return out
 

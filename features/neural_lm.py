@@ -49,6 +49,7 @@ __all__ = [
     "load_neural",
     "neural_events",
     "neural_features",
+    "target_logprobs",
     "token_logprobs",
 ]
 
@@ -150,6 +151,15 @@ def load_neural(resources) -> NeuralLM:
     return NeuralLM(llama, unigrams, n_vocab, llama.token_bos(), threads, device)
 
 
+def target_logprobs(logits, targets: Sequence[int]):
+    """Row i's log-softmax at `targets[i]`: each position's log-probability of the token that
+    follows it."""
+    import numpy as np
+    from scipy.special import logsumexp
+
+    return logits[np.arange(len(targets)), targets] - logsumexp(logits, axis=1)
+
+
 def _piece_logprobs(lm: NeuralLM, tokens: list[int]):
     """Natural-log probabilities of `tokens`, each given the beginning-of-text token and the
     tokens before it: one pass, in steps of `_BATCH` tokens, logits read at each step."""
@@ -178,11 +188,8 @@ def _piece_logprobs(lm: NeuralLM, tokens: list[int]):
                 llama_cpp.llama_get_logits(ctx), shape=(len(step), lm.n_vocab)
             ).astype(np.float64)
             # Each position predicts the next token; the last one of the text predicts nothing.
-            targets = np.asarray(sequence[start + 1 : start + 1 + len(step)])
-            logits = logits[: len(targets)]
-            top = logits.max(axis=1)
-            norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
-            out.append(logits[np.arange(len(targets)), targets] - norm)
+            targets = sequence[start + 1 : start + 1 + len(step)]
+            out.append(target_logprobs(logits[: len(targets)], targets))
     finally:
         llama_cpp.llama_batch_free(batch)
     return np.concatenate(out) if out else np.zeros(0)

@@ -204,12 +204,11 @@ class RowStore:
                     parts.setdefault(t, {}).update((c, row[c]) for c in given)
                     n += 1
             log.info("%d partial rows (%d columns) from %s", n, len(given), sibling)
-        found = [
-            (t, {c: part[c] for c in columns})
-            for t, part in parts.items()
-            if all(c in part for c in columns)
-        ]
-        self.add(found)
+            complete = [t for t in wanted if len(parts.get(t, ())) == len(columns)]
+            self.add([(t, {c: parts[t][c] for c in columns}) for t in complete])
+            wanted -= set(complete)
+            if not wanted:
+                break
 
 
 class FeatureRows:

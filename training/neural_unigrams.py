@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -83,7 +82,10 @@ def cmd_train_neural_unigrams(args, config) -> int:
             "corpus": list(args.corpus),
             "gguf": gguf.name,
             "gguf_sha256": sha256_file(gguf),
-            "command": "fluency " + shlex.join(sys.argv[1:]),
+            "command": shlex.join(
+                ["fluency", "train-neural-unigrams", "--corpus", *args.corpus, "--out", args.out]
+                + (["--gguf", args.gguf] if args.gguf else [])
+            ),
         },
     )
     print(f"{card['n_tokens']} tokens, {card['seen']} of {card['n_vocab']} ids seen: {args.out}")
