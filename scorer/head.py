@@ -3,15 +3,16 @@
 The fitted pipeline (`scorer.model`) is extract -> DictVectorizer -> StandardScaler -> SVM.
 When the SVM is linear (`RankSVM` without a kernel map: every shipped model), all that scoring
 needs of it is five arrays: the column order, the scaler's mean and scale, the weights and the
-intercept. `head.json` holds them, written beside `model.joblib` when the bundle is saved and
-hash-checked through the card (section `head`) when it is loaded. Scoring then runs on NumPy
-alone: scikit-learn, with the SciPy and pandas it imports, is about 1 s and 135 MiB of a
+intercept, and, for a ranker fitted from 0.9.0, the caps it holds each input within
+(`scorer.model.RankSVM.cap`; `null` where a side is open). `head.json` holds them, written
+beside `model.joblib` when the bundle is saved and hash-checked through the card (section
+`head`) when it is loaded. Scoring then runs on NumPy alone: scikit-learn, with the SciPy and pandas it imports, is about 1 s and 135 MiB of a
 process's start-up, and only training, a non-linear model or a calibration stage load it.
 
 Why not the pipeline itself: unpickling it imports scikit-learn. The arithmetic here is the
 pipeline's own, step for step in float64 (missing columns 0 as DictVectorizer fills them,
-`(x - mean) / scale`, then `z @ w + b`), so scores are identical to the last bit; the tests
-compare the two on real feature rows.
+`(x - mean) / scale`, the caps, then `z @ w + b`), so scores are identical to the last bit;
+the tests compare the two on real feature rows.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ __all__ = [
 ]
 
 HEAD_FILE = "head.json"
-_FORMAT = "fluency-linear-head/1"
+_FORMAT = "fluency-linear-head/2"  # /2 adds the caps; /1 (no caps) still loads
+_FORMATS = ("fluency-linear-head/1", _FORMAT)
 
 
 class LinearHead:
-    """score = ((x - mean) / scale) @ coef + intercept, over `columns` in order."""
+    """score = cap((x - mean) / scale) @ coef + intercept, over `columns` in order; `low` and
+    `high` are the caps (None: none)."""
 
     def __init__(
         self,
@@ -49,6 +52,8 @@ class LinearHead:
         scale: Sequence[float],
         coef: Sequence[float],
         intercept: float,
+        low: Sequence[float] | None = None,
+        high: Sequence[float] | None = None,
     ):
         self.features = tuple(features)
         self.columns = tuple(columns)
@@ -59,6 +64,12 @@ class LinearHead:
         n = len(self.columns)
         if not (self.mean.shape == self.scale.shape == self.coef.shape == (n,)):
             raise ValueError(f"a linear head needs {n} means, scales and weights, one per column")
+        self.caps = None
+        if low is not None or high is not None:
+            caps = _bounds(low, -np.inf, n), _bounds(high, np.inf, n)
+            if caps[0].shape != (n,) or caps[1].shape != (n,):
+                raise ValueError(f"a linear head's caps need {n} bounds a side, one per column")
+            self.caps = caps
 
     def vectorize(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
         return np.array(
@@ -66,7 +77,9 @@ class LinearHead:
         ).reshape(len(rows), len(self.columns))
 
     def standardize(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.mean) / self.scale
+        """Standardised and capped: the inputs as the ranker reads them."""
+        Z = (X - self.mean) / self.scale
+        return Z if self.caps is None else np.clip(Z, *self.caps)
 
     def raw(self, Z: np.ndarray) -> np.ndarray:
         return Z @ self.coef + self.intercept
@@ -97,7 +110,9 @@ class PipelineHead:
         return np.asarray(self.pipeline.named_steps["vectorize"].transform(list(rows)), float)
 
     def standardize(self, X):
-        return np.asarray(self.pipeline.named_steps["scale"].transform(X), dtype=float)
+        Z = np.asarray(self.pipeline.named_steps["scale"].transform(X), dtype=float)
+        cap = getattr(self.pipeline.steps[-1][1], "cap", None)
+        return Z if cap is None else cap(Z)
 
     def raw(self, Z):
         return np.asarray(self.pipeline.steps[-1][1].decision_function(Z), dtype=float).ravel()
@@ -108,6 +123,13 @@ class PipelineHead:
     @property
     def linear(self) -> tuple[np.ndarray, float] | None:
         return linear_weights(self.pipeline.steps[-1][1])
+
+
+def _bounds(values: Sequence[float | None] | None, open_side: float, n: int) -> np.ndarray:
+    """A side's caps as floats, None (JSON null) read as open."""
+    if values is None:
+        return np.full(n, open_side)
+    return np.array([open_side if v is None else float(v) for v in values], dtype=np.float64)
 
 
 def linear_weights(svm) -> tuple[np.ndarray, float] | None:
@@ -135,14 +157,20 @@ def linear_arrays(pipeline) -> dict[str, Any] | None:
         return None
     if type(scaler).__name__ != "StandardScaler" or not (scaler.with_mean and scaler.with_std):
         return None
+    caps = getattr(svm, "cap_low_", None), getattr(svm, "cap_high_", None)
     return {
-        "format": _FORMAT,
+        "format": _FORMAT if caps[0] is not None else _FORMATS[0],
         "features": list(steps["extract"].features_),
         "columns": [str(c) for c in steps["vectorize"].get_feature_names_out()],
         "mean": [float(v) for v in scaler.mean_],
         "scale": [float(v) for v in scaler.scale_],
         "coef": [float(v) for v in np.ravel(svm.coef_)],
         "intercept": float(svm.intercept_),
+        **{
+            side: [float(v) if np.isfinite(v) else None for v in values]
+            for side, values in zip(("low", "high"), caps, strict=True)
+            if values is not None
+        },
     }
 
 
@@ -174,8 +202,8 @@ def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
     check_hash(path, section.get("sha256"))
     try:
         data = json.loads(path.read_text())
-        if data.get("format") != _FORMAT:
-            raise ValueError(f"format {data.get('format')!r}, expected {_FORMAT!r}")
+        if data.get("format") not in _FORMATS:
+            raise ValueError(f"format {data.get('format')!r}, expected one of {_FORMATS}")
         head = LinearHead(
             data["features"],
             data["columns"],
@@ -183,6 +211,8 @@ def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
             data["scale"],
             data["coef"],
             data["intercept"],
+            data.get("low"),
+            data.get("high"),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelLoadError(f"{path} is not a readable linear head: {exc}") from exc

@@ -104,6 +104,15 @@ class RankSVM(BaseEstimator):
     `max_pairs` defaults to 200,000: which pairs are drawn moves the weights, and with them
     agreement with people; fewer pairs made that agreement vary more between pair seeds and no
     better on average (docs/model.md). A fit then takes about 6 s.
+
+    A linear ranker reads each input only up to the edge of its training range on the side
+    where the input raises the score (`cap_low_`, `cap_high_`; the other side stays open, so a
+    text worse than any it was trained on still reads lower). Length-driven inputs (summed
+    log-probabilities, token counts) carry weights of opposite signs that cancel within that
+    range and not beyond it: uncapped, a run of one token repeated 900 times scored far above
+    real text, and a looping sentence rose the longer it looped (docs/model.md, "Capped
+    inputs"). No scikit-learn transformer clips by the sign of a later step's weights, so
+    this is done here. A bundle fitted before 0.9.0 carries no caps and reads as it did.
     """
 
     def __init__(
@@ -123,6 +132,13 @@ class RankSVM(BaseEstimator):
     def _map(self, X):
         mapping = getattr(self, "map_", None)  # a linear bundle may not carry the attribute
         return X if mapping is None else mapping.transform(X)
+
+    def cap(self, X):
+        """`X` as the ranker reads it: each input held within its training range on the side
+        where it raises the score (unchanged for a kernel map or a ranker fitted before caps)."""
+        low, high = getattr(self, "cap_low_", None), getattr(self, "cap_high_", None)
+        X = np.asarray(X, dtype=float)
+        return X if low is None else np.clip(X, low, high)
 
     def fit(self, X, y):
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
@@ -154,6 +170,10 @@ class RankSVM(BaseEstimator):
         svc = LinearSVC(C=self.C, fit_intercept=False, random_state=self.random_state)
         svc.fit(diff, sign)
         self.coef_ = svc.coef_.ravel()
+        self.cap_low_ = self.cap_high_ = None
+        if self.map_ is None:
+            self.cap_low_ = np.where(self.coef_ < 0, X.min(axis=0), -np.inf)
+            self.cap_high_ = np.where(self.coef_ > 0, X.max(axis=0), np.inf)
         raw = X @ self.coef_
         top = y == y.max()
         cuts = np.unique(raw)
@@ -164,7 +184,7 @@ class RankSVM(BaseEstimator):
 
     def decision_function(self, X):
         check_is_fitted(self)
-        return self._map(np.asarray(X, dtype=float)) @ self.coef_ + self.intercept_
+        return self._map(self.cap(X)) @ self.coef_ + self.intercept_
 
     def predict(self, X):
         return (self.decision_function(X) > 0).astype(int)

@@ -46,6 +46,51 @@ def test_the_head_scores_exactly_as_the_pipeline(name):
     )
 
 
+def test_a_capped_head_round_trips_and_scores_exactly_as_its_pipeline(tmp_path):
+    """A ranker fitted from 0.9.0 writes its caps (format /2, null where a side is open); the
+    head read back from JSON caps as the pipeline does, on rows far outside the training range
+    as well as inside it."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from scorer.model import FeatureExtractor, RankSVM
+
+    rng = np.random.default_rng(3)
+    n = rng.uniform(5, 40, 400)
+    rows = [
+        {"surface.v2/n_tokens": a, "lm.v1/mean_logprob": b}
+        for a, b in zip(n, -2.0 - rng.normal(0, 0.5, 400), strict=True)
+    ]
+    y = np.array([r["lm.v1/mean_logprob"] > -2.0 for r in rows], dtype=float)
+    pipeline = Pipeline(
+        [
+            ("extract", FeatureExtractor(("surface.v2", "lm.v1"))),
+            ("vectorize", DictVectorizer(sparse=False, sort=True)),
+            ("scale", StandardScaler()),
+            ("svm", RankSVM(max_pairs=5000)),
+        ]
+    )
+    pipeline.named_steps["extract"].fit()
+    pipeline[1:].fit(rows, y)
+    arrays = linear_arrays(pipeline)
+    assert arrays["format"] == "fluency-linear-head/2"
+    assert None in arrays["low"] + arrays["high"]  # each input is open on one side
+    (tmp_path / HEAD_FILE).write_text(json.dumps(arrays))
+    data = json.loads((tmp_path / HEAD_FILE).read_text())
+    keys = ("features", "columns", "mean", "scale", "coef", "intercept", "low", "high")
+    head = LinearHead(*(data[k] for k in keys))
+    far = [
+        {"surface.v2/n_tokens": 900.0, "lm.v1/mean_logprob": 0.0},
+        {"surface.v2/n_tokens": 1.0, "lm.v1/mean_logprob": -40.0},
+    ]
+    for probe in (rows[:20], far):
+        assert np.array_equal(head.decision_function(probe), pipeline[1:].decision_function(probe))
+    inside = pipeline[1:].decision_function(rows)
+    assert head.decision_function(far[:1])[0] <= inside.max()  # capped on its raising side
+    assert head.decision_function(far[1:])[0] < inside.min()  # open on its lowering side
+
+
 def test_the_lazy_pipeline_is_the_bundles_and_takes_over_scoring():
     scorer = load_scorer("fast")
     before = scorer.score(TEXTS[:3])

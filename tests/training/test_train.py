@@ -176,6 +176,30 @@ def test_rank_svm_rbf_map_ranks_what_a_linear_ranker_cannot():
         RankSVM(kernel="poly").fit(X, y)
 
 
+def test_a_linear_ranker_caps_an_input_only_where_it_would_raise_the_score():
+    """Two inputs whose weights cancel within the training range (a length and a summed
+    log-probability): past the range on the side that raises the score, the ranker reads the
+    edge; past it on the side that lowers the score, it keeps extrapolating."""
+    import numpy as np
+
+    from scorer.model import RankSVM
+
+    rng = np.random.default_rng(1)
+    length = rng.uniform(5, 40, 800)
+    total = -2.5 * length + rng.normal(0, 3, 800)  # longer is lower, as a summed log-prob
+    y = (total + 2.5 * length > 0).astype(float)  # better than its length predicts
+    X = np.column_stack([length, total])
+    ranker = RankSVM(C=1.0, max_pairs=20000).fit(X, y)
+    assert ranker.coef_[0] > 0 and ranker.coef_[1] > 0
+    assert np.array_equal(ranker.cap(X), X)  # the training rows are inside their range
+    edge = ranker.decision_function([[40.0, X[:, 1].max()]])[0]
+    far_good = ranker.decision_function([[900.0, -100.0]])[0]  # a long run, summed "easily"
+    assert far_good <= edge
+    assert ranker.decision_function([[20.0, -1000.0]])[0] < ranker.decision_function(X).min()
+    rbf = RankSVM(C=1.0, max_pairs=2000, kernel="rbf", n_components=50).fit(X, y)
+    assert rbf.cap_low_ is None and np.array_equal(rbf.cap(X * 10), X * 10)
+
+
 def test_a_model_refuses_an_artefact_it_was_not_trained_with(tmp_path):
     """The shipped model records the SHA-256 of the parser and LM it read in training; a
     replaced file (same feature names, other values) is refused, not silently used."""

@@ -30,6 +30,27 @@ def test_the_bundle_loads_reads_the_installed_weights_and_ranks_a_scramble_lower
     assert scores[0] > max(scores[1:])
 
 
+def test_a_token_run_or_a_loop_does_not_read_as_fluent_and_the_head_is_the_pipelines():
+    """The GLEU stage holds each input within its training range on the side that raises the
+    score: a run of one token, or a sentence that loops, no longer climbs with its length
+    (before, "x " 900 times scored +3.47, above any real sentence)."""
+    import numpy as np
+
+    from scorer.model import load_model
+
+    scorer = load_scorer("neural")
+    real = "The hotel is near the river and it serves Italian food."
+    loop = "the cat sat on the mat "
+    texts = [real, "x " * 100, "x " * 900, loop * 5, loop * 60]
+    s = dict(zip(texts, scorer.score(texts), strict=True))
+    assert s["x " * 900] < s["x " * 100] < s[real]
+    assert s[loop * 60] < s[loop * 5] + 0.1 < s[real]
+    rows = scorer.sentence_rows(texts)
+    pipeline, _ = load_model("neural", MODELS_DIR)
+    assert np.array_equal(scorer.head.decision_function(rows), pipeline[1:].decision_function(rows))
+    assert scorer.head.caps is not None
+
+
 def _corrupt_copy(models_dir, tmp_path, *, name="neural-corrupt"):
     """models/neural whose card points at a GGUF cut short, recorded with that file's hash (so
     the hash check passes and llama.cpp itself must refuse it)."""
