@@ -3,34 +3,20 @@ genre, one over every file, each file judged by the fit that saw it."""
 
 from __future__ import annotations
 
-import numpy as np
+from examples import judged_following
 
 from training.ceiling import ceilings, main
 from training.recipes import table
-from training.second_stage import JudgedFile
-
-
-def _file(name: str, sign: float, n: int = 90, seed: int = 0) -> JudgedFile:
-    # People follow the feature `f` in the direction `sign`; GLEU is noise.
-    rng = np.random.default_rng(seed)
-    f = rng.normal(size=n)
-    return JudgedFile(
-        name=name,
-        texts=[""] * n,
-        groups=[str(i // 3) for i in range(n)],
-        human=sign * f + 0.3 * rng.normal(size=n),
-        gleu=rng.normal(size=n),
-        features=[{"f": float(v)} for v in f],
-        n_left_out=0,
-    )
-
 
 GENRES = {"a1": "A", "a2": "A", "b": "B", "c": "C"}
 
 
 def test_each_fit_judges_the_files_it_saw_and_a_genre_read_backwards_shows_only_when_pooled():
     signs = {"a1": 1.0, "a2": 1.0, "b": 1.0, "c": -1.0}
-    files = [_file(name, sign, seed=k) for k, (name, sign) in enumerate(signs.items(), 1)]
+    files = [
+        judged_following(name, sign, n=90, seed=k, noise=0.3)
+        for k, (name, sign) in enumerate(signs.items(), 1)
+    ]
     out = ceilings(files, GENRES, "ridge(alpha=1)")
     alone = out["ridge(alpha=1), each file alone"]
     genre = out["ridge(alpha=1), each genre pooled"]

@@ -5,34 +5,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
+from examples import judged_following
 
 from training.recipes import Recipe, criterion, score_recipes, table
-from training.second_stage import JudgedFile
-
-
-def _file(name: str, sign: float, n: int = 60, seed: int = 0) -> JudgedFile:
-    # People follow the feature `f` in the direction `sign`; GLEU is noise.
-    rng = np.random.default_rng(seed)
-    f = rng.normal(size=n)
-    return JudgedFile(
-        name=name,
-        texts=[""] * n,
-        groups=[str(i // 3) for i in range(n)],
-        human=sign * f + 0.1 * rng.normal(size=n),
-        gleu=rng.normal(size=n),
-        features=[{"f": float(v)} for v in f],
-        n_left_out=0,
-    )
-
 
 GENRES = {"a1": "A", "a2": "A", "b": "B", "c": "C"}
 
 
 def _files():
     signs = {"a1": 1.0, "a2": 1.0, "b": 1.0, "c": -1.0}
-    return [_file(name, sign, seed=k) for k, (name, sign) in enumerate(signs.items(), 1)]
+    return [judged_following(name, sign, seed=k) for k, (name, sign) in enumerate(signs.items(), 1)]
 
 
 def test_a_file_is_scored_by_a_fit_on_the_other_genres_of_the_recipe_only():
