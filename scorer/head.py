@@ -6,8 +6,9 @@ needs of it is five arrays: the column order, the scaler's mean and scale, the w
 intercept, and, for a ranker fitted from 0.9.0, the caps it holds each input within
 (`scorer.model.RankSVM.cap`; `null` where a side is open). `head.json` holds them, written
 beside `model.joblib` when the bundle is saved and hash-checked through the card (section
-`head`) when it is loaded. Scoring then runs on NumPy alone: scikit-learn, with the SciPy and pandas it imports, is about 1 s and 135 MiB of a
-process's start-up, and only training, a non-linear model or a calibration stage load it.
+`head`) when it is loaded. Scoring then runs on NumPy alone: scikit-learn, with the SciPy and
+pandas it imports, is about 1 s and 135 MiB of a process's start-up, and only training, a
+non-linear model or a calibration stage load it.
 
 Why not the pipeline itself: unpickling it imports scikit-learn. The arithmetic here is the
 pipeline's own, step for step in float64 (missing columns 0 as DictVectorizer fills them,
