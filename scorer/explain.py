@@ -28,6 +28,7 @@ from features.segment import segment
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
+from scorer.calibration import with_derived
 from scorer.contributions import Contributions, calibrated, contributions
 from scorer.errors import FeatureError
 from scorer.scoring import FluencyScorer
@@ -346,9 +347,11 @@ def explain_texts(
     for text, row in zip(seg.sentences, rows, strict=True):
         scorer.cache.put(text, row)
     values = scorer.decision(rows)
+    calibration = getattr(scorer, "calibration", None)
+    if calibration is not None and calibration.derived:
+        rows = with_derived(rows, calibration.derived)
     gleu = seg.aggregate(values, how)
     text_rows = seg.aggregate_rows(rows, how, values)
-    calibration = getattr(scorer, "calibration", None)
     fluency = gleu
     explained = contributions(scorer.head, text_rows)
     if calibration is not None:

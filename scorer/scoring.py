@@ -22,11 +22,18 @@ from features.rows import FeatureCache, FeatureRows
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from scorer.bundle import read_card, sha256_file
-from scorer.calibration import Calibration, load_calibration, reading_columns
-from scorer.errors import InputError, ModelLoadError
+from scorer.calibration import (
+    Calibration,
+    load_calibration,
+    load_genre_heads,
+    reading_columns,
+    with_derived,
+)
+from scorer.errors import GenreError, InputError, ModelLoadError
 from scorer.head import PipelineHead, load_head
 
 __all__ = [
+    "ALIASES",
     "FeatureCache",
     "FluencyScorer",
     "Score",
@@ -104,10 +111,16 @@ class FluencyScorer:
         placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
         calibration: Calibration | None = None,
         pipeline_loader: Callable[[], Any] | None = None,
+        heads: Mapping[str, Calibration] | None = None,
     ):
         self.head = model if hasattr(model, "standardize") else PipelineHead(model)
         self._pipeline_loader = pipeline_loader
         self.calibration = calibration
+        # The second stages fitted for one genre each (`for_genre`); `general` is the bundle's
+        # own, `calibration` the one this scorer applies, and `genre` its genre (None: general).
+        self.general = calibration
+        self.heads: dict[str, Calibration] = dict(heads or {})
+        self.genre: str | None = None
         # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
         self.placeholders = tuple(placeholders)
         self.card = card
@@ -128,6 +141,38 @@ class FluencyScorer:
             )
         self.rows, self.resources = rows, rows.resources
 
+    @property
+    def genres(self) -> list[str]:
+        """The genres a request may name: "general" (the bundle's own second stage, where it
+        has one), then each genre head."""
+        return (["general"] if self.general is not None else []) + list(self.heads)
+
+    def for_genre(self, genre: str | None) -> FluencyScorer:
+        """This bundle scoring with the head of `genre` ("general": its general head; None:
+        the head it scores with already), on the same GLEU stage, resources and feature rows;
+        `GenreError` for a genre it has no head for, saying why when its card does."""
+        if genre is None or genre == (self.genre or "general"):
+            return self
+        if genre == "general" and self.general is not None:
+            head = self.general
+        elif genre in self.heads:
+            head = self.heads[genre]
+        else:
+            report = (self.card.get("heads_report") or {}).get(genre) or {}
+            reason = report.get("decision") if isinstance(report, dict) else None
+            if not reason:
+                from scorer.evidence.genres import GENRE_NAMES
+
+                known = genre in GENRE_NAMES or genre == "general"
+                reason = "no head was fitted for it" if known else "not a genre this project knows"
+            raise GenreError(self.name, genre, self.genres, str(reason))
+        import copy
+
+        scorer = copy.copy(self)
+        scorer.calibration = head
+        scorer.genre = None if genre == "general" else genre
+        return scorer
+
     def gleu_stage(self) -> FluencyScorer:
         """This bundle without its calibration stage: the GLEU SVM alone, on the same head,
         resources and feature rows (nothing is loaded again). What a new second stage is
@@ -137,7 +182,7 @@ class FluencyScorer:
         if self.calibration is None:
             return self
         bare = copy.copy(self)
-        bare.calibration = None
+        bare.calibration, bare.general, bare.heads, bare.genre = None, None, {}, None
         bare.card = {k: v for k, v in self.card.items() if k not in ("calibration", "summary")}
         bare.card["name"] = f"{self.name} GLEU"
         return bare
@@ -211,6 +256,8 @@ class FluencyScorer:
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.decision(rows)
+        if self.calibration is not None and self.calibration.derived:
+            rows = with_derived(rows, self.calibration.derived)
         gleu = seg.aggregate(values, how)
         need_rows = with_features or self.calibration is not None
         text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
@@ -276,6 +323,12 @@ class FluencyScorer:
         return self.score_texts(check_texts(texts), with_features=True)
 
 
+# Names that were bundles of their own and are now a head of another: name -> (bundle, genre).
+# `models/data-to-text` was the default's GLEU stage (the same file) under a data-to-text second
+# stage; it is now the default's data-to-text head, still served under its old name.
+ALIASES: dict[str, tuple[str, str]] = {"data-to-text": ("default", "data-to-text")}
+
+
 def load_scorer(
     path: str | Path,
     *,
@@ -286,9 +339,25 @@ def load_scorer(
 ) -> FluencyScorer:
     """Load a model bundle (checked: place, hash, feature set) and the artefacts its features
     are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
-    recorded them in training."""
+    recorded them in training. A name of `ALIASES` with no folder of its own loads the bundle
+    it names, scoring with that genre's head, under the alias's name."""
+    from scorer.bundle import bundle_folder
+
+    alias = ALIASES.get(str(path))
+    if alias is not None and not bundle_folder(path, models_dir).exists():
+        base, genre = alias
+        scorer = load_scorer(
+            base,
+            models_dir=models_dir,
+            spacy_model=spacy_model,
+            cache_size=cache_size,
+            placeholders=placeholders,
+        ).for_genre(genre)
+        scorer.card = {**scorer.card, "name": str(path), "alias_of": f"{base}, genre {genre}"}
+        return scorer
     folder, card = read_card(path, models_dir)
     calibration = load_calibration(folder, card)
+    heads = load_genre_heads(folder, card)
     head = load_head(folder, card)
 
     def pipeline():
@@ -312,6 +381,7 @@ def load_scorer(
         placeholders=placeholders,
         calibration=calibration,
         pipeline_loader=pipeline,
+        heads=heads,
     )
 
 

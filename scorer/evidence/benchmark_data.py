@@ -114,6 +114,10 @@ def model_columns(
         seg = whole if how == "whole" else split
         rows = [by_text[s] for s in seg.sentences]
         values = scorer.decision(rows)
+        if calibration is not None and calibration.derived:
+            from scorer.calibration import with_derived
+
+            rows = with_derived(rows, calibration.derived)
         gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
         score = gleu if calibration is None else calibration.apply(gleu, text_rows, readings)
         out[how] = (score, text_rows)

@@ -4,7 +4,8 @@ People who rate outputs of different genres read them differently (raters of res
 favour the longer output, raters of translations penalise it), so a second stage is fitted per
 genre and judged by leaving one whole dataset of that genre out (`fluency benchmark --protocol
 lodo`). The genres follow `../shared/README.md`; the BAGEL, SF hotels and SF restaurants files
-are three datasets. A file not listed here is a genre of its own.
+are three datasets, and so are the two USR files and Ji et al.'s chats. A file not listed here
+is a genre of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["GENRES", "genre_of", "genre_table", "genres_of", "lodo_section"]
+__all__ = ["GENRES", "GENRE_NAMES", "genre_of", "genre_table", "genres_of", "lodo_section"]
 
 GENRES: dict[str, str] = {
     "webnlg2017": "data-to-text",
@@ -24,8 +25,14 @@ GENRES: dict[str, str] = {
     "mqm_newstest2021_zhen": "mt",
     "newsroom2018": "summaries",
     "feqa2020_grammaticality": "summaries",
+    "dialsummeval2022": "summaries",
     "lau2020_acceptability": "acceptability",
+    "usr2020_personachat": "dialogue",
+    "usr2020_topicalchat": "dialogue",
+    "ji2022_dialogue": "dialogue",
 }
+# The genres a bundle's head may be fitted for, in the order they are listed.
+GENRE_NAMES: tuple[str, ...] = tuple(dict.fromkeys(GENRES.values()))
 
 
 def genre_of(name: str, genres: Mapping[str, str] = GENRES) -> str:

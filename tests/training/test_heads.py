@@ -1,0 +1,151 @@
+"""Choosing a head: held-out figures, few inputs, each input's own sign, never below an input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scorer.evidence.agreement import per_group_kendall
+from training.heads import choose_genre_heads, sample_outputs, section
+from training.heads_select import (
+    HeadFile,
+    fit_head,
+    forward_select,
+    group_taus,
+    held_out,
+    judge,
+)
+
+
+def _file(name, genre, rng, n_groups=60, per=5, *, flip_x3=False, weights=(1.0, 0.5)):
+    """A dataset whose people follow x1 and, less, x2; x3 is noise (or, flipped, reads the
+    other way on this dataset); x4 tracks x1 closely."""
+    n = n_groups * per
+    x1, x2, x3 = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+    x4 = x1 + 0.3 * rng.normal(size=n)
+    human = weights[0] * x1 + weights[1] * x2 + 0.7 * rng.normal(size=n)
+    if flip_x3:
+        human = human - 0.8 * x3
+    cols = {"gleu": x1, "x2": x2, "x3": x3, "x4": x4}
+    return HeadFile(
+        name,
+        genre,
+        human,
+        [f"g{i // per}" for i in range(n)],
+        {
+            "whole": dict(cols),
+            "weighted": {k: v + 0.5 * rng.normal(size=n) for k, v in cols.items()},
+        },
+        {"minus length": rng.normal(size=n)},
+    )
+
+
+def test_group_taus_are_kendalls_tau_b_within_each_input():
+    rng = np.random.default_rng(0)
+    f = _file("a", "g", rng, n_groups=30, per=6)
+    pred = np.round(rng.normal(size=len(f.human)), 1)  # ties on purpose
+    f.human[:6] = 1.0  # one group people rated all alike: skipped, as per_group_kendall does
+    taus = group_taus(pred, f)
+    ref = per_group_kendall(pred, f.human, f.groups)
+    assert np.nanmean(taus) == pytest.approx(ref.mean_tau, abs=1e-12)
+    assert int(np.isnan(taus).sum()) == ref.n_skipped
+
+
+def test_forward_selection_starts_from_the_best_input_and_adds_only_what_holds_out():
+    rng = np.random.default_rng(1)
+    files = [_file(f"d{k}", "g", rng) for k in range(3)]
+    sel = forward_select(files, "whole", ["gleu", "x2", "x3", "x4"], by_genre=False)
+    assert sel.steps[0].inputs == ("gleu",)
+    assert sel.inputs[:2] == ("gleu", "x2")
+    assert "x3" not in sel.inputs
+    low, _ = sel.steps[1].gain_interval
+    assert low > 0
+    assert sel.judgement.rho > sel.singles["gleu"].rho
+
+
+def test_a_fitted_head_keeps_each_inputs_own_sign():
+    """x4 tracks x1; people follow x1 alone, so an unconstrained fit would weigh x4 against
+    x1's noise. Each weight keeps the sign of its input's own correlation (both positive)."""
+    rng = np.random.default_rng(2)
+    n = 2000
+    x1 = rng.normal(size=n)
+    x4 = x1 + 0.1 * rng.normal(size=n)
+    human = 3 * x1 - 2 * x4 + 0.1 * rng.normal(size=n)  # alone, both correlate positively
+    f = HeadFile("d", "g", human, [str(i) for i in range(n)], {"whole": {"gleu": x1, "x4": x4}})
+    assert np.corrcoef(x4, human)[0, 1] > 0
+    head = fit_head([f], "whole", ["gleu", "x4"])
+    assert (head.coef >= 0).all()
+    from sklearn.linear_model import LinearRegression
+
+    free = LinearRegression().fit(np.column_stack([x1, x4]), human)
+    assert free.coef_[1] < 0  # what the constraint prevents
+
+
+def test_held_out_signs_come_from_the_training_datasets_only():
+    """x3 reads one way on three datasets and the other way on the fourth: held out, the fourth
+    is scored with the sign the other three give, so its rho is negative, not flattered."""
+    rng = np.random.default_rng(3)
+    files = [_file(f"d{k}", "g", rng) for k in range(3)] + [_file("d3", "g", rng, flip_x3=True)]
+    for f in files[:3]:
+        f.human = f.human + 0.8 * f.columns["whole"]["x3"]
+    preds = held_out(files, "whole", ["x3"], by_genre=False)
+    j = judge(preds, files, by_genre=False)
+    assert j.per_file["d3"][0] < 0 < j.per_file["d0"][0]
+
+
+def test_genre_heads_ship_only_where_they_beat_length_and_the_best_input():
+    rng = np.random.default_rng(4)
+    files = [_file(f"a{k}", "alpha", rng) for k in range(3)]
+    files += [_file(f"b{k}", "beta", rng, weights=(0.8, 0.6)) for k in range(2)]
+    files += [_file("c0", "gamma", rng)]
+    sections, report = choose_genre_heads(files, ["whole", "weighted"], n_samples=100)
+    assert report["gamma"]["ship"] is False and "one dataset" in report["gamma"]["decision"]
+    assert set(sections) == {"general", "alpha", "beta"}
+    for name, s in sections.items():
+        table = report[name]["table"]
+        head, minus, best = table[0], table[1], table[2]
+        assert head["rho"] > minus["rho"] and head["tau"] > minus["tau"]
+        assert head["rho"] >= best["rho"] or head["tau"] >= best["tau"]
+        assert s["inputs"][0] == "gleu" and len(s["linear"]["coef"]) == len(s["inputs"])
+        for c, w in zip(s["inputs"], s["linear"]["coef"], strict=True):
+            if w:
+                assert np.sign(w) == np.sign(s["alone"][c]), (name, c)
+
+
+def test_no_head_ships_when_length_does_as_well():
+    rng = np.random.default_rng(5)
+    files = [_file(f"a{k}", "alpha", rng) for k in range(3)]
+    for f in files:
+        f.baselines["minus length"] = f.human + 0.01 * rng.normal(size=len(f.human))
+    sections, report = choose_genre_heads(files, ["whole"], n_samples=50)
+    assert "alpha" not in sections
+    assert "minus length" in report["alpha"]["decision"]
+
+
+def test_a_head_section_caps_inputs_only_where_they_raise_the_score():
+    rng = np.random.default_rng(6)
+    files = [_file(f"d{k}", "g", rng) for k in range(2)]
+    for f in files:
+        f.columns["whole"]["x3"] = -f.columns["whole"]["x2"]
+    head = fit_head(files, "whole", ["gleu", "x3"])
+    s = section(head, files, {}, genre="g", held="", command="")
+    assert s["inputs"] == ["gleu", "x3"]
+    assert s["linear"]["coef"][1] < 0
+    assert s["clip"]["low"][1] is not None and s["clip"]["high"][1] is None
+    assert s["clip"]["low"][0] is None and s["clip"]["high"][0] is None
+
+
+def test_outputs_are_sampled_by_whole_inputs():
+    groups = [f"g{i // 4}" for i in range(400)]
+    keep = sample_outputs(groups, 100, seed=1)
+    kept = [groups[i] for i in keep]
+    assert 100 <= len(keep) < 104
+    assert all(kept.count(g) == 4 for g in set(kept))
+    assert list(keep) == sorted(keep)
+    assert len(sample_outputs(groups, 0, seed=1)) == 400
+
+
+def test_outputs_are_sampled_up_to_a_number_of_words():
+    groups = [f"g{i // 2}" for i in range(100)]
+    keep = sample_outputs(groups, 0, seed=1, n_words=[10] * 100, max_words=200)
+    assert 20 <= len(keep) <= 22 and len(keep) % 2 == 0

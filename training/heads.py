@@ -1,0 +1,482 @@
+"""`python -m training.heads`: a tier's second-stage heads, a general one and one per genre, each
+chosen on held-out datasets, and written into the tier's card.
+
+- A genre head is judged by leaving one dataset of its genre out (each in turn, datasets
+  weighing the same); a genre of one dataset cannot be judged so and gets no head.
+- The general head is judged by leaving one whole genre out, over every genre, datasets
+  weighing the same within a genre and genres the same in the means.
+- Candidates (`training.heads_select`): every reading of a text of several sentences asked for
+  (`whole`, `weighted`, `sum`) and, under each, the GLEU score, every feature column and the
+  n-gram LM's summed log-probability; a head starts from its best single input and adds one
+  only where the held-out mean rises with an interval above zero; weights keep each input's
+  own sign.
+- No head ships below its inputs: the chosen head's held-out means are printed beside every
+  single input's and beside minus the length. A single input that beats the head on both
+  means becomes the head; a genre head that does not beat minus the length and the best single
+  input on both means (or is not that input) is not shipped, and the card says why.
+
+Large files are cut to `--max-outputs` outputs and `--max-words` words by whole inputs (groups),
+drawn with `--seed`, so that every tier's rows fit one run (the neural tier reads about 4
+sentences a second a core).
+
+    python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from scorer.calibration import DERIVED, GLEU_INPUT
+from training.heads_select import (
+    Fitted,
+    HeadFile,
+    Judgement,
+    Selection,
+    alone_rho,
+    beats,
+    fit_head,
+    held_out,
+    interval,
+    judge,
+    select_head,
+)
+
+__all__ = ["READINGS", "choose_genre_heads", "head_files", "main", "sample_outputs", "section"]
+
+READINGS = ("whole", "weighted", "sum")
+MINUS_LENGTH = "minus length"
+# What a fluency score claims to measure on the MT files: fluency errors only.
+HUMAN_FIELD = {"mqm_newstest2020_zhen": "scores.fluency", "mqm_newstest2021_zhen": "scores.fluency"}
+
+
+def sample_outputs(
+    groups: Sequence[str],
+    max_outputs: int,
+    seed: int,
+    n_words: Sequence[int] | None = None,
+    max_words: int = 0,
+) -> np.ndarray:
+    """Positions of whole inputs (groups), drawn in a seeded order until `max_outputs` outputs
+    or `max_words` words (`n_words` per output) are reached (0: no limit), in file order."""
+    words = np.zeros(len(groups)) if n_words is None else np.asarray(n_words, dtype=float)
+    if (max_outputs <= 0 or len(groups) <= max_outputs) and (
+        max_words <= 0 or words.sum() <= max_words
+    ):
+        return np.arange(len(groups))
+    inputs = list(dict.fromkeys(groups))
+    order = np.random.default_rng(seed).permutation(len(inputs))
+    size: dict[str, int] = {}
+    length: dict[str, float] = {}
+    for g, w in zip(groups, words, strict=True):
+        size[g] = size.get(g, 0) + 1
+        length[g] = length.get(g, 0.0) + w
+    keep, n, total = set(), 0, 0.0
+    for k in order:
+        if (max_outputs > 0 and n >= max_outputs) or (max_words > 0 and total >= max_words):
+            break
+        keep.add(inputs[k])
+        n += size[inputs[k]]
+        total += length[inputs[k]]
+    return np.array([i for i, g in enumerate(groups) if g in keep])
+
+
+def head_files(
+    scorer,
+    paths: Sequence[Path],
+    genres: Mapping[str, str],
+    readings: Sequence[str] = READINGS,
+    *,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+    max_outputs: int = 0,
+    max_words: int = 0,
+    seed: int = 12345,
+) -> list[HeadFile]:
+    """Each judgement file as `HeadFile`: outputs kept under `fluency benchmark`'s protocol
+    (empty and failed ones and human references left out), cut to `max_outputs`, with the
+    GLEU score and every feature column under each reading, and minus the length."""
+    from features.placeholders import fill_placeholders
+    from features.segment import segment
+    from scorer.calibration import with_derived
+    from scorer.evidence.benchmark_data import read_judged
+
+    scorer = scorer.gleu_stage()
+    derived = [d for d in DERIVED if d.split("/")[0] in {f.split("/")[0] for f in _columns(scorer)}]
+    out = []
+    for path in tqdm(paths, desc="judgement files", unit=" file"):
+        judged = read_judged(path, human_field=HUMAN_FIELD.get(path.stem, "score"))
+        n_words = [len(t.split()) for t in judged.texts]
+        keep = sample_outputs(judged.groups, max_outputs, seed, n_words, max_words)
+        texts = [judged.texts[i] for i in keep]
+        filled = fill_placeholders(texts, scorer.placeholders)
+        segs = {how: segment(filled, by_sentence=how != "whole") for how in dict.fromkeys(readings)}
+        sentences = list(dict.fromkeys(s for seg in segs.values() for s in seg.sentences))
+        found = _rows(scorer, sentences, cache_dir, n_jobs)
+        by_text = dict(zip(sentences, with_derived(found, derived), strict=True))
+        columns = {}
+        for how, seg in segs.items():
+            rows = [by_text[s] for s in seg.sentences]
+            values = scorer.decision(rows)
+            text_rows = seg.aggregate_rows(rows, how, values)
+            cols = {GLEU_INPUT: seg.aggregate(values, how)}
+            cols |= {k: np.array([r[k] for r in text_rows], dtype=float) for k in text_rows[0]}
+            columns[how] = cols
+        whole = segs.get("whole") or segment(filled, by_sentence=False)
+        length = next(k for k in _columns(scorer) if k.endswith("/n_tokens"))
+        if "whole" in segs:
+            n_tokens = columns["whole"][length]
+        else:  # the length of the whole text is its sentences' lengths added up
+            n_tokens = columns.get("sum", {}).get(length)
+            if n_tokens is None:
+                split = segs[next(iter(segs))]
+                n_tokens = split.aggregate([by_text[s][length] for s in split.sentences], "sum")
+        del whole
+        out.append(
+            HeadFile(
+                judged.name,
+                genres.get(judged.name, judged.name),
+                np.asarray(judged.human, dtype=float)[keep],
+                [judged.groups[i] for i in keep],
+                columns,
+                {MINUS_LENGTH: -np.asarray(n_tokens, dtype=float)},
+            )
+        )
+    return out
+
+
+# Extractors computed in stores of their own, so that the parsers' rows of every tier are
+# parsed once and a costly extractor's rows are added to them (`features.rows`: stores add up).
+COSTLY = ("constituency.v1", "neural.v1")
+
+
+def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict[str, float]]:
+    from features.rows import FeatureRows
+
+    if cache_dir is not None:
+        cheap = tuple(f for f in scorer.features if f not in COSTLY)
+        for group in [cheap, *[(f,) for f in scorer.features if f in COSTLY]]:
+            FeatureRows(group, scorer.rows.resources).rows(
+                sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=True, desc=group[-1]
+            )
+    return scorer.sentence_rows(sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=True)
+
+
+def _columns(scorer) -> list[str]:
+    return list(scorer.card.get("feature_columns", []))
+
+
+def baseline(files: Sequence[HeadFile], name: str, by_genre: bool) -> dict[str, np.ndarray]:
+    return {f.name: f.baselines[name] for f in files}
+
+
+def _fmt(v: float) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _ci(pair) -> list[float | None]:
+    return [None if math.isnan(x) else round(float(x), 4) for x in pair]
+
+
+def _row(label: str, j: Judgement, ci=None) -> dict:
+    row = {
+        "label": label,
+        "rho": round(j.rho, 4),
+        "tau": None if math.isnan(j.tau) else round(j.tau, 4),
+    }
+    if ci is not None:
+        row["rho_95"], row["tau_95"] = _ci(ci["rho"]), _ci(ci["tau"])
+    row["per_file"] = {k: [_r(r), _r(t)] for k, (r, t) in j.per_file.items()}
+    return row
+
+
+def _r(x: float) -> float | None:
+    return None if math.isnan(x) else round(float(x), 4)
+
+
+def decide(
+    files: Sequence[HeadFile],
+    selection: Selection,
+    by_reading: Mapping[str, Selection],
+    *,
+    by_genre: bool,
+    n_samples: int,
+    seed: int,
+) -> dict:
+    """The head to ship (or none) and the table it is judged in: the head, minus the length, the
+    best single input and every single input, held out the same way, with 95% intervals."""
+    singles = {
+        f"{name} ({reading})": (reading, name, j)
+        for reading, sel in by_reading.items()
+        for name, j in sel.singles.items()
+    }
+    best_label = max(singles, key=lambda k: np.nan_to_num(singles[k][2].criterion, nan=-9))
+    reading, inputs = selection.reading, selection.inputs
+    head_j = selection.judgement
+    beaten_by = [k for k, (_, _, j) in singles.items() if beats(j, head_j)]
+    note = ""
+    if beaten_by:  # a single input above the head on both means becomes the head
+        top = max(beaten_by, key=lambda k: singles[k][2].criterion)
+        reading, name, head_j = singles[top]
+        inputs, note = (
+            (name,),
+            f"the fitted head lost to {top} on both means, which became the head",
+        )
+    minus = judge(baseline(files, MINUS_LENGTH, by_genre), files, by_genre)
+    best = singles[best_label][2]
+    is_best = len(inputs) == 1 and f"{inputs[0]} ({reading})" == best_label
+    ok_length = beats(head_j, minus)
+    ok_best = is_best or beats(head_j, best)
+    preds = held_out(files, reading, inputs, by_genre)
+    table = [_row("head", head_j, interval(preds, files, by_genre, n_samples=n_samples, seed=seed))]
+    table.append(
+        _row(
+            MINUS_LENGTH,
+            minus,
+            interval(
+                baseline(files, MINUS_LENGTH, by_genre),
+                files,
+                by_genre,
+                n_samples=n_samples,
+                seed=seed,
+            ),
+        )
+    )
+    best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
+    table.append(
+        _row(
+            f"best single input: {best_label}",
+            best,
+            interval(best_preds, files, by_genre, n_samples=n_samples, seed=seed),
+        )
+    )
+    ranked = sorted(singles, key=lambda k: -np.nan_to_num(singles[k][2].criterion, nan=-9))
+    table += [_row(k, singles[k][2]) for k in ranked]
+    if ok_length and ok_best:
+        decision = "shipped" + (f": {note}" if note else "")
+    else:
+        lost = [w for w, ok in ((MINUS_LENGTH, ok_length), (best_label, ok_best)) if not ok]
+        decision = f"not shipped: held out, it does not beat {' nor '.join(lost)} on both means"
+    return {
+        "ship": ok_length and ok_best,
+        "decision": decision,
+        "reading": reading,
+        "inputs": list(inputs),
+        "steps": [
+            {
+                "inputs": list(s.inputs),
+                "rho": _r(s.judgement.rho),
+                "tau": _r(s.judgement.tau),
+                "criterion_gain_95": None if s.gain_interval is None else _ci(s.gain_interval),
+            }
+            for s in selection.steps
+        ],
+        "readings": {
+            r: {"inputs": list(s.inputs), "criterion": _r(s.judgement.criterion)}
+            for r, s in by_reading.items()
+        },
+        "table": table,
+    }
+
+
+def section(
+    fitted: Fitted,
+    files: Sequence[HeadFile],
+    decision: Mapping,
+    *,
+    genre: str,
+    held: str,
+    command: str,
+) -> dict:
+    """A card section for one head (what `scorer.calibration.load_head_section` reads): the
+    GLEU score first (weight 0 when the head does not read it), each input capped on the side
+    where it raises the score at the edge of the range it took in the fit."""
+    inputs = [GLEU_INPUT, *[c for c in fitted.inputs if c != GLEU_INPUT]]
+    weight = dict(zip(fitted.inputs, fitted.coef.tolist(), strict=True))
+    coef = [weight.get(c, 0.0) for c in inputs]
+    low, high = [], []
+    for c, w in zip(inputs, coef, strict=True):
+        values = np.concatenate([f.columns[fitted.reading][c] for f in files])
+        low.append(float(values.min()) if w < 0 else None)
+        high.append(float(values.max()) if w > 0 else None)
+    if coef[0] != 0:  # the GLEU score stays open: a text below every judged one reads lower
+        low[0] = high[0] = None
+    return {
+        "genre": genre,
+        "aggregate": fitted.reading,
+        "inputs": inputs,
+        "linear": {"coef": coef, "intercept": fitted.intercept},
+        "clip": {"low": low, "high": high},
+        "target": "the human score, z-normalised within each dataset",
+        "regressor": "non-negative ridge on standardised inputs turned by their own signs",
+        "alone": {c: _r(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
+        "held_out": held,
+        "selection": dict(decision),
+        "files": {f.name: len(f.human) for f in files},
+        "command": command,
+    }
+
+
+def choose_genre_heads(
+    files: Sequence[HeadFile],
+    readings: Sequence[str],
+    *,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
+    command: str = "",
+) -> tuple[dict, dict]:
+    """({head name: card section} of the heads that ship, {head name: decision} of every head
+    tried): "general" (whole genres held out), then each genre of two or more datasets."""
+    by_genre: dict[str, list[HeadFile]] = {}
+    for f in files:
+        by_genre.setdefault(f.genre, []).append(f)
+    plans = [("general", list(files), True)]
+    plans += [(g, fs, False) for g, fs in by_genre.items()]
+    sections, report = {}, {}
+    for name, fs, across in plans:
+        if not across and len(fs) < 2:
+            report[name] = {
+                "ship": False,
+                "decision": f"not shipped: one dataset ({fs[0].name}), nothing to hold out",
+            }
+            continue
+        if across and len(by_genre) < 2:
+            report[name] = {"ship": False, "decision": "not shipped: one genre, none to hold out"}
+            continue
+        candidates = {r: list(fs[0].columns[r]) for r in readings}
+        total = sum(len(c) for c in candidates.values())
+        with tqdm(total=total, desc=f"head {name}: single inputs", unit=" input") as bar:
+            selection, by_reading = select_head(
+                fs,
+                readings,
+                candidates,
+                by_genre=across,
+                max_inputs=max_inputs,
+                n_samples=n_samples,
+                seed=seed,
+                progress=bar,
+            )
+        decision = decide(
+            fs, selection, by_reading, by_genre=across, n_samples=n_samples, seed=seed
+        )
+        held = "one genre out, over every genre" if across else f"one dataset of {name} out"
+        decision["held_out"] = held
+        report[name] = decision
+        if decision["ship"]:
+            fitted = fit_head(fs, decision["reading"], decision["inputs"])
+            sections[name] = section(fitted, fs, decision, genre=name, held=held, command=command)
+    return sections, report
+
+
+def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
+    """Each head's held-out means beside minus the length and its best single input."""
+    for name, r in report.items():
+        print(f"\n## {name}: {r['decision']}", file=out)
+        if "table" not in r:
+            continue
+        print(
+            f"reading {r['reading']}, inputs {', '.join(r['inputs'])}; held out: {r['held_out']}",
+            file=out,
+        )
+        print("| | mean rho [95%] | mean tau [95%] |", file=out)
+        print("|---|---|---|", file=out)
+        for row in r["table"][:3]:
+            rci = row.get("rho_95") or [None, None]
+            tci = row.get("tau_95") or [None, None]
+            print(
+                f"| {row['label']} | {_fmt(row['rho'])} [{_fmt(rci[0])}, {_fmt(rci[1])}] | "
+                f"{_fmt(row['tau'])} [{_fmt(tci[0])}, {_fmt(tci[1])}] |",
+                file=out,
+            )
+
+
+def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
+    """The general head becomes the card's `calibration`, the genre heads its `heads`; the
+    report of every head tried goes in `heads_report`. A pickled second stage left beside the
+    card is removed: every head is served from the card."""
+    from scorer.bundle import CARD_FILE
+    from scorer.calibration import CALIBRATION_FILE
+
+    card = json.loads((folder / CARD_FILE).read_text())
+    if "general" in sections:
+        card["calibration"] = sections["general"]
+        (folder / CALIBRATION_FILE).unlink(missing_ok=True)
+    card["heads"] = {k: v for k, v in sections.items() if k != "general"}
+    card["heads_report"] = {
+        k: {x: v[x] for x in ("decision", "reading", "inputs", "held_out", "table") if x in v}
+        for k, v in report.items()
+    }
+    (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from features.rows import default_cache_dir
+    from scorer.bundles import load_configured_all
+    from scorer.config import from_env
+    from scorer.evidence.benchmark_run import judgement_files
+    from scorer.evidence.genres import GENRES, genres_of
+
+    ap = argparse.ArgumentParser(prog="python -m training.heads", description=__doc__)
+    ap.add_argument("--model", default="default", help="the tier's bundle (its GLEU stage)")
+    ap.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
+    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev")
+    ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
+    ap.add_argument("--max-outputs", type=int, default=1500, help="outputs a file at most")
+    ap.add_argument("--max-words", type=int, default=40000, help="words a file at most")
+    ap.add_argument("--max-inputs", type=int, default=4, help="inputs a head at most")
+    ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
+    ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--jobs", type=int, default=2, help="feature worker processes")
+    ap.add_argument("--json", help="write every head's report here")
+    ap.add_argument("--write", action="store_true", help="write the heads into the bundle's card")
+    ap.add_argument("--rows-only", action="store_true", help="compute and cache rows, then stop")
+    args = ap.parse_args(argv)
+    config = from_env()
+    (scorer,) = load_configured_all([args.model], config)
+    paths = judgement_files(args.dev, args.files)
+    genres = genres_of([p.stem for p in paths], GENRES)
+    readings = args.aggregate or list(READINGS)
+    files = head_files(
+        scorer,
+        paths,
+        genres,
+        readings,
+        cache_dir=default_cache_dir(),
+        n_jobs=args.jobs,
+        max_outputs=args.max_outputs,
+        max_words=args.max_words,
+        seed=args.seed,
+    )
+    if args.rows_only:
+        return 0
+    command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    sections, report = choose_genre_heads(
+        files,
+        readings,
+        max_inputs=args.max_inputs,
+        n_samples=args.samples,
+        seed=args.seed,
+        command=command,
+    )
+    print_report(report)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    if args.write:
+        from scorer.bundle import bundle_folder
+
+        write_card(bundle_folder(args.model, config["MODELS_DIR"]), sections, report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

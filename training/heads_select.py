@@ -1,0 +1,409 @@
+"""Choosing a head: few inputs, each keeping the sign it has alone, judged on held-out datasets.
+
+A head is a reading of a text of several sentences and a short list of inputs (the GLEU score,
+feature columns), combined linearly. It is chosen by forward selection on held-out figures:
+
+- Every single input is judged first, each oriented by the sign of its own correlation with
+  people on the training units only (so a held-out unit never sets its own sign).
+- The head starts from the best single input. An input is added only where the held-out
+  criterion (mean rho + mean per-input tau) rises with a 95% interval above zero: a paired
+  bootstrap over the inputs (groups) of every held-out file, both heads' predictions fixed.
+- A fit is a ridge with non-negative weights on inputs standardised and turned by their signs,
+  so an input keeps the sign it has alone: two correlated inputs with opposite weights cancel
+  inside the training range and not outside it.
+
+Units held out are datasets within a genre (a genre head: every dataset of the genre held out
+in turn) or whole genres (a general head: every genre held out in turn, datasets weighing the
+same within a genre, genres the same in the criterion). scikit-learn's cross-validation has no
+"leave one genre out with nested means" splitter that reports per-file rank correlations, and
+no forward selection with a bootstrap stopping rule, so both are written here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import rankdata
+
+__all__ = [
+    "Fitted",
+    "HeadFile",
+    "Judgement",
+    "fit_head",
+    "forward_select",
+    "held_out",
+    "judge",
+    "orient",
+    "select_head",
+]
+
+ALPHA = 1.0  # ridge strength on standardised inputs; a few inputs over thousands of rows
+
+
+@dataclass
+class HeadFile:
+    """One judged dataset: its genre, outputs' human scores and groups, and per reading the
+    candidate inputs as columns."""
+
+    name: str
+    genre: str
+    human: np.ndarray
+    groups: list[str]
+    columns: dict[str, dict[str, np.ndarray]]  # reading -> input -> values
+    baselines: dict[str, np.ndarray] = field(default_factory=dict)  # "minus length", ...
+    _pairs: tuple | None = None
+    _alone: dict = field(default_factory=dict)
+
+    def alone(self, reading: str, name: str) -> float:
+        """Spearman's rho of one input with people on this file (kept: signs ask often)."""
+        key = (reading, name)
+        if key not in self._alone:
+            self._alone[key] = spearman(self.columns[reading][name], self.human)
+        return self._alone[key]
+
+    @property
+    def target(self) -> np.ndarray:
+        sd = float(np.std(self.human))
+        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
+
+    def pairs(self):
+        """Every pair of outputs of one input: (i, j, pair's group number, human sign)."""
+        if self._pairs is None:
+            ids = {g: k for k, g in enumerate(dict.fromkeys(self.groups))}
+            gid = np.array([ids[g] for g in self.groups])
+            order = np.argsort(gid, kind="stable")
+            bounds = np.flatnonzero(np.diff(gid[order])) + 1
+            i_all, j_all, g_all = [], [], []
+            for members in np.split(order, bounds):
+                if len(members) < 2:
+                    continue
+                a, b = np.triu_indices(len(members), 1)
+                i_all.append(members[a])
+                j_all.append(members[b])
+                g_all.append(np.full(len(a), gid[members[0]]))
+            if i_all:
+                i, j, g = (np.concatenate(x) for x in (i_all, j_all, g_all))
+            else:
+                i = j = g = np.zeros(0, dtype=int)
+            self._pairs = (i, j, g, np.sign(self.human[i] - self.human[j]), len(ids))
+        return self._pairs
+
+
+def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
+    """Kendall's tau-b within each input (group) of `file`; NaN where a group has fewer than
+    two outputs or a constant prediction or human score (as `per_group_kendall` skips them)."""
+    i, j, g, hs, n_groups = file.pairs()
+    if not len(i):
+        return np.full(n_groups, np.nan)
+    ps = np.sign(pred[i] - pred[j])
+    num = np.bincount(g, ps * hs, n_groups)
+    nx = np.bincount(g, ps != 0, n_groups)
+    ny = np.bincount(g, hs != 0, n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = num / np.sqrt(nx * ny)
+    tau[(nx == 0) | (ny == 0)] = np.nan
+    return tau
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    rx, ry = rankdata(x), rankdata(y)
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Held-out figures of one head: per file rho and mean per-input tau, and the means."""
+
+    per_file: dict[str, tuple[float, float]]  # file -> (rho, tau)
+    rho: float
+    tau: float
+
+    @property
+    def criterion(self) -> float:
+        return self.rho + (0.0 if math.isnan(self.tau) else self.tau)
+
+
+def _nanmean(values) -> float:
+    kept = [v for v in values if v is not None and not math.isnan(v)]
+    return float(np.mean(kept)) if kept else float("nan")
+
+
+def means(per_file: Mapping[str, tuple[float, float]], genres: Mapping[str, str] | None):
+    """(mean rho, mean tau) over files, or with `genres` over genres of their files' means."""
+    if genres is None:
+        return _nanmean(r for r, _ in per_file.values()), _nanmean(t for _, t in per_file.values())
+    by: dict[str, list[tuple[float, float]]] = {}
+    for name, v in per_file.items():
+        by.setdefault(genres[name], []).append(v)
+    rho = _nanmean(_nanmean(r for r, _ in vs) for vs in by.values())
+    tau = _nanmean(_nanmean(t for _, t in vs) for vs in by.values())
+    return rho, tau
+
+
+def judge(preds: Mapping[str, np.ndarray], files: Sequence[HeadFile], by_genre: bool) -> Judgement:
+    per = {}
+    for f in files:
+        taus = group_taus(preds[f.name], f)
+        per[f.name] = (spearman(preds[f.name], f.human), _nanmean(taus))
+    rho, tau = means(per, {f.name: f.genre for f in files} if by_genre else None)
+    return Judgement(per, rho, tau)
+
+
+def unit_weights(files: Sequence[HeadFile]) -> np.ndarray:
+    """Each row's weight in a fit: genres weigh the same, datasets the same within a genre,
+    rows the same within a dataset; mean 1."""
+    per_genre: dict[str, int] = {}
+    for f in files:
+        per_genre[f.genre] = per_genre.get(f.genre, 0) + 1
+    w = np.concatenate(
+        [np.full(len(f.human), 1.0 / (len(f.human) * per_genre[f.genre])) for f in files]
+    )
+    return w / w.mean()
+
+
+def orient(files: Sequence[HeadFile], reading: str, name: str) -> float:
+    """The sign of an input's own correlation with people on `files`: the mean over genres of
+    the mean over their datasets of Spearman's rho (+1 when it is 0 or undefined)."""
+    return -1.0 if alone_rho(files, reading, name) < 0 else 1.0
+
+
+def alone_rho(files: Sequence[HeadFile], reading: str, name: str) -> float:
+    """An input's own correlation with people on `files`: the mean over genres of the mean
+    over their datasets of Spearman's rho."""
+    per = {f.name: (f.alone(reading, name), math.nan) for f in files}
+    return means(per, {f.name: f.genre for f in files})[0]
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A linear head: prediction = X @ coef + intercept over `inputs` in their own units."""
+
+    reading: str
+    inputs: tuple[str, ...]
+    coef: np.ndarray
+    intercept: float
+    signs: tuple[float, ...]  # each input's own sign on the fit files
+
+    def predict(self, file: HeadFile) -> np.ndarray:
+        X = np.column_stack([file.columns[self.reading][c] for c in self.inputs])
+        return X @ self.coef + self.intercept
+
+
+def fit_head(files: Sequence[HeadFile], reading: str, inputs: Sequence[str]) -> Fitted:
+    """Non-negative ridge on standardised, sign-turned inputs (each dataset and genre weighing
+    the same), returned in the inputs' own units. A weight the fit sets to 0 stays 0."""
+    from sklearn.linear_model import Ridge
+
+    signs = np.array([orient(files, reading, c) for c in inputs])
+    X = np.vstack([np.column_stack([f.columns[reading][c] for c in inputs]) for f in files])
+    y = np.concatenate([f.target for f in files])
+    w = unit_weights(files)
+    mean = np.average(X, axis=0, weights=w)
+    sd = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
+    sd[sd == 0] = 1.0
+    Z = (X - mean) / sd * signs
+    model = Ridge(alpha=ALPHA, positive=True).fit(Z, y, sample_weight=w)
+    coef = model.coef_ * signs / sd
+    intercept = float(model.intercept_ - coef @ mean)
+    return Fitted(reading, tuple(inputs), coef, intercept, tuple(signs.tolist()))
+
+
+def _units(files: Sequence[HeadFile], by_genre: bool) -> list[list[HeadFile]]:
+    if not by_genre:
+        return [[f] for f in files]
+    order = list(dict.fromkeys(f.genre for f in files))
+    return [[f for f in files if f.genre == g] for g in order]
+
+
+def held_out(
+    files: Sequence[HeadFile], reading: str, inputs: Sequence[str], by_genre: bool
+) -> dict[str, np.ndarray]:
+    """{file: predictions of the head fitted without the file's unit (its dataset, or with
+    `by_genre` its genre)}."""
+    out = {}
+    for unit in _units(files, by_genre):
+        names = {f.name for f in unit}
+        train = [f for f in files if f.name not in names]
+        if len(inputs) == 1:  # one input: its sign on the training units is the whole fit
+            sign = orient(train, reading, inputs[0])
+            out.update({f.name: sign * f.columns[reading][inputs[0]] for f in unit})
+            continue
+        head = fit_head(train, reading, inputs)
+        out.update({f.name: head.predict(f) for f in unit})
+    return out
+
+
+def bootstrap_gain(
+    new: Mapping[str, np.ndarray],
+    old: Mapping[str, np.ndarray],
+    files: Sequence[HeadFile],
+    by_genre: bool,
+    *,
+    n_samples: int = 200,
+    seed: int = 12345,
+) -> tuple[float, float]:
+    """95% percentile interval of criterion(new) - criterion(old): the groups of every file
+    resampled with replacement, the same draw for both heads."""
+    rng = np.random.default_rng(seed)
+    genres = {f.name: f.genre for f in files} if by_genre else None
+    prepared = []
+    for f in files:
+        ids = {g: k for k, g in enumerate(dict.fromkeys(f.groups))}
+        gid = np.array([ids[g] for g in f.groups])
+        members = [np.flatnonzero(gid == k) for k in range(len(ids))]
+        prepared.append((f, members, group_taus(new[f.name], f), group_taus(old[f.name], f)))
+    gains = np.empty(n_samples)
+    for b in range(n_samples):
+        per_new, per_old = {}, {}
+        for f, members, tau_new, tau_old in prepared:
+            pick = rng.integers(0, len(members), len(members))
+            rows = np.concatenate([members[k] for k in pick])
+            per_new[f.name] = (spearman(new[f.name][rows], f.human[rows]), _nanmean(tau_new[pick]))
+            per_old[f.name] = (spearman(old[f.name][rows], f.human[rows]), _nanmean(tau_old[pick]))
+        rn, tn = means(per_new, genres)
+        ro, to = means(per_old, genres)
+        gains[b] = (rn + np.nan_to_num(tn)) - (ro + np.nan_to_num(to))
+    low, high = np.percentile(gains, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def interval(
+    preds: Mapping[str, np.ndarray],
+    files: Sequence[HeadFile],
+    by_genre: bool,
+    *,
+    n_samples: int = 200,
+    seed: int = 12345,
+) -> dict[str, tuple[float, float]]:
+    """95% intervals of the mean rho and mean tau (groups resampled within each file)."""
+    rng = np.random.default_rng(seed)
+    genres = {f.name: f.genre for f in files} if by_genre else None
+    prepared = []
+    for f in files:
+        ids = {g: k for k, g in enumerate(dict.fromkeys(f.groups))}
+        gid = np.array([ids[g] for g in f.groups])
+        members = [np.flatnonzero(gid == k) for k in range(len(ids))]
+        prepared.append((f, members, group_taus(preds[f.name], f)))
+    rhos, taus = np.empty(n_samples), np.empty(n_samples)
+    for b in range(n_samples):
+        per = {}
+        for f, members, tau in prepared:
+            pick = rng.integers(0, len(members), len(members))
+            rows = np.concatenate([members[k] for k in pick])
+            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), _nanmean(tau[pick]))
+        rhos[b], taus[b] = means(per, genres)
+    out = {"rho": tuple(np.nanpercentile(rhos, [2.5, 97.5]).tolist())}
+    out["tau"] = (
+        tuple(np.nanpercentile(taus, [2.5, 97.5]).tolist())
+        if np.isfinite(taus).any()
+        else (math.nan, math.nan)
+    )
+    return out
+
+
+@dataclass
+class Step:
+    inputs: tuple[str, ...]
+    judgement: Judgement
+    gain_interval: tuple[float, float] | None  # of the criterion against the step before
+
+
+@dataclass
+class Selection:
+    reading: str
+    steps: list[Step]
+    singles: dict[str, Judgement]  # input -> its held-out figures alone
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self.steps[-1].inputs
+
+    @property
+    def judgement(self) -> Judgement:
+        return self.steps[-1].judgement
+
+
+def forward_select(
+    files: Sequence[HeadFile],
+    reading: str,
+    candidates: Sequence[str],
+    *,
+    by_genre: bool,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
+    progress=None,
+) -> Selection:
+    """The best single input, then inputs added one at a time while the held-out criterion
+    rises with a bootstrap interval above zero (module docstring)."""
+    singles = {}
+    preds_of = {}
+    for c in candidates:
+        preds_of[(c,)] = held_out(files, reading, [c], by_genre)
+        singles[c] = judge(preds_of[(c,)], files, by_genre)
+        if progress is not None:
+            progress.update(1)
+    best = max(singles, key=lambda c: np.nan_to_num(singles[c].criterion, nan=-9))
+    steps = [Step((best,), singles[best], None)]
+    current = preds_of[(best,)]
+    while len(steps[-1].inputs) < max_inputs:
+        tried = {}
+        for c in candidates:
+            if c in steps[-1].inputs:
+                continue
+            inputs = (*steps[-1].inputs, c)
+            preds = held_out(files, reading, inputs, by_genre)
+            tried[inputs] = (judge(preds, files, by_genre), preds)
+        if not tried:
+            break
+        inputs = max(tried, key=lambda k: np.nan_to_num(tried[k][0].criterion, nan=-9))
+        judgement, preds = tried[inputs]
+        if not judgement.criterion > steps[-1].judgement.criterion:
+            break
+        low, high = bootstrap_gain(preds, current, files, by_genre, n_samples=n_samples, seed=seed)
+        if low <= 0:
+            break
+        steps.append(Step(inputs, judgement, (low, high)))
+        current = preds
+    return Selection(reading, steps, singles)
+
+
+def select_head(
+    files: Sequence[HeadFile],
+    readings: Sequence[str],
+    candidates: Mapping[str, Sequence[str]],
+    *,
+    by_genre: bool,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
+    progress=None,
+) -> tuple[Selection, dict[str, Selection]]:
+    """The best `forward_select` over `readings` (by the held-out criterion), and each
+    reading's selection. `candidates`: reading -> its candidate inputs."""
+    by_reading = {
+        r: forward_select(
+            files,
+            r,
+            candidates[r],
+            by_genre=by_genre,
+            max_inputs=max_inputs,
+            n_samples=n_samples,
+            seed=seed,
+            progress=progress,
+        )
+        for r in readings
+    }
+    best = max(by_reading.values(), key=lambda s: np.nan_to_num(s.judgement.criterion, nan=-9))
+    return best, by_reading
+
+
+def beats(a: Judgement, b: Judgement) -> bool:
+    """`a` above `b` on both held-out means (tau counts only where both have one)."""
+    tau_ok = math.isnan(a.tau) or math.isnan(b.tau) or a.tau > b.tau
+    return a.rho > b.rho and tau_ok
