@@ -10,6 +10,9 @@ chosen on held-out datasets, and written into the tier's card.
   n-gram LM's summed log-probability; a head starts from its best single input and adds one
   only where the held-out mean rises with an interval above zero; weights keep each input's
   own sign.
+- Every head scores real sentences above their shuffles (`--scrambles`: held-out Reuters
+  sentences, `--floor` of the pairs): what people rate is system output, rarely word salad, and
+  an input such as the share of repeated bigrams agrees with them and reads salad as fluent.
 - No head ships below its inputs: the chosen head's held-out means are printed beside every
   single input's and beside minus the length. A single input that beats the head on both
   means becomes the head; a genre head that does not beat minus the length and the best single
@@ -40,6 +43,7 @@ from training.heads_select import (
     Fitted,
     HeadFile,
     Judgement,
+    ScrambleCheck,
     Selection,
     alone_rho,
     beats,
@@ -89,6 +93,43 @@ def sample_outputs(
     return np.array([i for i, g in enumerate(groups) if g in keep])
 
 
+def text_columns(
+    scorer,
+    texts: Sequence[str],
+    readings: Sequence[str],
+    *,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+) -> dict[str, dict[str, np.ndarray]]:
+    """{reading: {input: one value a text}}: the GLEU score, every feature column and the
+    `DERIVED` ones, with each reading's sentences folded as the scorer folds them, and
+    "length" (the whole text's tokens, every sentence's added up)."""
+    from features.placeholders import fill_placeholders
+    from features.segment import segment
+    from scorer.calibration import with_derived
+
+    scorer = scorer.gleu_stage()
+    extractors = {f.split("/")[0] for f in _columns(scorer)}
+    derived = [d for d in DERIVED if d.split("/")[0] in extractors]
+    filled = fill_placeholders(texts, scorer.placeholders)
+    segs = {how: segment(filled, by_sentence=how != "whole") for how in dict.fromkeys(readings)}
+    sentences = list(dict.fromkeys(s for seg in segs.values() for s in seg.sentences))
+    found = _rows(scorer, sentences, cache_dir, n_jobs)
+    by_text = dict(zip(sentences, with_derived(found, derived), strict=True))
+    length = next(k for k in _columns(scorer) if k.endswith("/n_tokens"))
+    columns = {}
+    for how, seg in segs.items():
+        rows = [by_text[s] for s in seg.sentences]
+        values = scorer.decision(rows)
+        text_rows = seg.aggregate_rows(rows, how, values)
+        cols = {GLEU_INPUT: seg.aggregate(values, how)}
+        cols |= {k: np.array([r[k] for r in text_rows], dtype=float) for k in text_rows[0]}
+        columns[how] = cols
+    seg = next(iter(segs.values()))
+    total = seg.aggregate([by_text[s][length] for s in seg.sentences], "sum")
+    return {"length": {"n_tokens": np.asarray(total, dtype=float)}, **columns}
+
+
 def head_files(
     scorer,
     paths: Sequence[Path],
@@ -102,44 +143,18 @@ def head_files(
     seed: int = 12345,
 ) -> list[HeadFile]:
     """Each judgement file as `HeadFile`: outputs kept under `fluency benchmark`'s protocol
-    (empty and failed ones and human references left out), cut to `max_outputs`, with the
-    GLEU score and every feature column under each reading, and minus the length."""
-    from features.placeholders import fill_placeholders
-    from features.segment import segment
-    from scorer.calibration import with_derived
+    (empty and failed ones and human references left out), cut to `max_outputs` outputs and
+    `max_words` words, with `text_columns` under each reading, and minus the length."""
     from scorer.evidence.benchmark_data import read_judged
 
-    scorer = scorer.gleu_stage()
-    derived = [d for d in DERIVED if d.split("/")[0] in {f.split("/")[0] for f in _columns(scorer)}]
     out = []
     for path in tqdm(paths, desc="judgement files", unit=" file"):
         judged = read_judged(path, human_field=HUMAN_FIELD.get(path.stem, "score"))
         n_words = [len(t.split()) for t in judged.texts]
         keep = sample_outputs(judged.groups, max_outputs, seed, n_words, max_words)
         texts = [judged.texts[i] for i in keep]
-        filled = fill_placeholders(texts, scorer.placeholders)
-        segs = {how: segment(filled, by_sentence=how != "whole") for how in dict.fromkeys(readings)}
-        sentences = list(dict.fromkeys(s for seg in segs.values() for s in seg.sentences))
-        found = _rows(scorer, sentences, cache_dir, n_jobs)
-        by_text = dict(zip(sentences, with_derived(found, derived), strict=True))
-        columns = {}
-        for how, seg in segs.items():
-            rows = [by_text[s] for s in seg.sentences]
-            values = scorer.decision(rows)
-            text_rows = seg.aggregate_rows(rows, how, values)
-            cols = {GLEU_INPUT: seg.aggregate(values, how)}
-            cols |= {k: np.array([r[k] for r in text_rows], dtype=float) for k in text_rows[0]}
-            columns[how] = cols
-        whole = segs.get("whole") or segment(filled, by_sentence=False)
-        length = next(k for k in _columns(scorer) if k.endswith("/n_tokens"))
-        if "whole" in segs:
-            n_tokens = columns["whole"][length]
-        else:  # the length of the whole text is its sentences' lengths added up
-            n_tokens = columns.get("sum", {}).get(length)
-            if n_tokens is None:
-                split = segs[next(iter(segs))]
-                n_tokens = split.aggregate([by_text[s][length] for s in split.sentences], "sum")
-        del whole
+        columns = text_columns(scorer, texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+        n_tokens = columns.pop("length")["n_tokens"]
         out.append(
             HeadFile(
                 judged.name,
@@ -147,7 +162,7 @@ def head_files(
                 np.asarray(judged.human, dtype=float)[keep],
                 [judged.groups[i] for i in keep],
                 columns,
-                {MINUS_LENGTH: -np.asarray(n_tokens, dtype=float)},
+                {MINUS_LENGTH: -n_tokens},
             )
         )
     return out
@@ -156,6 +171,49 @@ def head_files(
 # Extractors computed in stores of their own, so that the parsers' rows of every tier are
 # parsed once and a costly extractor's rows are added to them (`features.rows`: stores add up).
 COSTLY = ("constituency.v1", "neural.v1")
+
+
+def scramble_check(
+    scorer,
+    corpus: str | Path,
+    readings: Sequence[str],
+    *,
+    n: int = 200,
+    floor: float = 0.95,
+    seed: int = 12345,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+) -> ScrambleCheck:
+    """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
+    test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns."""
+    import random
+
+    from features.segment import split_sentences
+
+    rng = random.Random(seed)
+    real = []
+    with open(corpus, encoding="utf-8") as fh:
+        for line in fh:
+            for sentence, _ in split_sentences(line.strip()) if line.strip() else ():
+                if 8 <= len(sentence.split()) <= 35 and sentence[-1:] in ".!?":
+                    real.append(sentence)
+            if len(real) >= 5 * n:
+                break
+    real = rng.sample(real, min(n, len(real)))
+    shuffled = []
+    for sentence in real:
+        words = sentence.split()
+        while len(words) > 1 and words == sentence.split():
+            rng.shuffle(words)
+        shuffled.append(" ".join(words))
+    cols = text_columns(scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+    cols.pop("length")
+    half = len(real)
+    split = [
+        {r: {k: v[a:b] for k, v in c.items()} for r, c in cols.items()}
+        for a, b in ((0, half), (half, 2 * half))
+    ]
+    return ScrambleCheck(split[0], split[1], floor)
 
 
 def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict[str, float]]:
@@ -204,72 +262,85 @@ def _r(x: float) -> float | None:
 
 def decide(
     files: Sequence[HeadFile],
-    selection: Selection,
+    selection: Selection | None,
     by_reading: Mapping[str, Selection],
     *,
     by_genre: bool,
     n_samples: int,
     seed: int,
+    floor: float | None = None,
 ) -> dict:
     """The head to ship (or none) and the table it is judged in: the head, minus the length, the
-    best single input and every single input, held out the same way, with 95% intervals."""
+    best single input and every single input, held out the same way, with 95% intervals, and
+    the share of real sentences each scores above their shuffles (`scrambles`)."""
     singles = {
         f"{name} ({reading})": (reading, name, j)
         for reading, sel in by_reading.items()
         for name, j in sel.singles.items()
     }
+    checked = {
+        f"{inputs[0]} ({reading})": acc
+        for reading, sel in by_reading.items()
+        for inputs, acc in sel.scrambles.items()
+        if len(inputs) == 1
+    }
+    robust = [k for k in singles if floor is None or checked.get(k, 1.0) >= floor]
     best_label = max(singles, key=lambda k: np.nan_to_num(singles[k][2].criterion, nan=-9))
-    reading, inputs = selection.reading, selection.inputs
-    head_j = selection.judgement
-    beaten_by = [k for k, (_, _, j) in singles.items() if beats(j, head_j)]
-    note = ""
-    if beaten_by:  # a single input above the head on both means becomes the head
-        top = max(beaten_by, key=lambda k: singles[k][2].criterion)
-        reading, name, head_j = singles[top]
-        inputs, note = (
-            (name,),
-            f"the fitted head lost to {top} on both means, which became the head",
-        )
     minus = judge(baseline(files, MINUS_LENGTH, by_genre), files, by_genre)
     best = singles[best_label][2]
+    note = ""
+    if selection is None:  # no input passes the scramble check
+        reading, inputs, head_j = None, (), None
+    else:
+        reading, inputs, head_j = selection.reading, selection.inputs, selection.judgement
+        beaten_by = [k for k in robust if beats(singles[k][2], head_j)]
+        if beaten_by:  # a single input above the head on both means becomes the head
+            top = max(beaten_by, key=lambda k: singles[k][2].criterion)
+            reading, name, head_j = singles[top]
+            inputs = (name,)
+            note = f"the fitted head lost to {top} on both means, which became the head"
+    table = []
+    if head_j is not None:
+        preds = held_out(files, reading, inputs, by_genre)
+        ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
+        table.append(_row("head", head_j, ci))
+    minus_ci = interval(
+        baseline(files, MINUS_LENGTH, by_genre), files, by_genre, n_samples=n_samples, seed=seed
+    )
+    table.append(_row(MINUS_LENGTH, minus, minus_ci))
+    best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
+    best_ci = interval(best_preds, files, by_genre, n_samples=n_samples, seed=seed)
+    table.append(_row(f"best single input: {best_label}", best, best_ci))
+    ranked = sorted(singles, key=lambda k: -np.nan_to_num(singles[k][2].criterion, nan=-9))
+    for k in ranked:
+        row = _row(k, singles[k][2])
+        if k in checked:
+            row["scrambles"] = round(checked[k], 4)
+        table.append(row)
+    if head_j is None:
+        return {
+            "ship": False,
+            "decision": f"not shipped: no input scores real sentences above their shuffles "
+            f"for {floor:.0%} of them",
+            "table": table,
+        }
     is_best = len(inputs) == 1 and f"{inputs[0]} ({reading})" == best_label
     ok_length = beats(head_j, minus)
     ok_best = is_best or beats(head_j, best)
-    preds = held_out(files, reading, inputs, by_genre)
-    table = [_row("head", head_j, interval(preds, files, by_genre, n_samples=n_samples, seed=seed))]
-    table.append(
-        _row(
-            MINUS_LENGTH,
-            minus,
-            interval(
-                baseline(files, MINUS_LENGTH, by_genre),
-                files,
-                by_genre,
-                n_samples=n_samples,
-                seed=seed,
-            ),
-        )
-    )
-    best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
-    table.append(
-        _row(
-            f"best single input: {best_label}",
-            best,
-            interval(best_preds, files, by_genre, n_samples=n_samples, seed=seed),
-        )
-    )
-    ranked = sorted(singles, key=lambda k: -np.nan_to_num(singles[k][2].criterion, nan=-9))
-    table += [_row(k, singles[k][2]) for k in ranked]
     if ok_length and ok_best:
         decision = "shipped" + (f": {note}" if note else "")
     else:
         lost = [w for w, ok in ((MINUS_LENGTH, ok_length), (best_label, ok_best)) if not ok]
         decision = f"not shipped: held out, it does not beat {' nor '.join(lost)} on both means"
+        if best_label not in robust and not ok_best:
+            decision += " (that input scores shuffled sentences as high as real ones)"
+    steps = selection.steps if selection is not None and not note else []
     return {
         "ship": ok_length and ok_best,
         "decision": decision,
         "reading": reading,
         "inputs": list(inputs),
+        "scrambles": _r(_scrambles(by_reading, reading, inputs)),
         "steps": [
             {
                 "inputs": list(s.inputs),
@@ -277,14 +348,21 @@ def decide(
                 "tau": _r(s.judgement.tau),
                 "criterion_gain_95": None if s.gain_interval is None else _ci(s.gain_interval),
             }
-            for s in selection.steps
+            for s in steps
         ],
         "readings": {
-            r: {"inputs": list(s.inputs), "criterion": _r(s.judgement.criterion)}
+            r: {
+                "inputs": list(s.inputs) if s.steps else [],
+                "criterion": _r(s.judgement.criterion) if s.steps else None,
+            }
             for r, s in by_reading.items()
         },
         "table": table,
     }
+
+
+def _scrambles(by_reading: Mapping[str, Selection], reading: str, inputs) -> float:
+    return by_reading[reading].scrambles.get(tuple(inputs), math.nan)
 
 
 def section(
@@ -333,6 +411,7 @@ def choose_genre_heads(
     n_samples: int = 200,
     seed: int = 12345,
     command: str = "",
+    check: ScrambleCheck | None = None,
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets."""
@@ -364,9 +443,16 @@ def choose_genre_heads(
                 n_samples=n_samples,
                 seed=seed,
                 progress=bar,
+                check=check,
             )
         decision = decide(
-            fs, selection, by_reading, by_genre=across, n_samples=n_samples, seed=seed
+            fs,
+            selection,
+            by_reading,
+            by_genre=across,
+            n_samples=n_samples,
+            seed=seed,
+            floor=None if check is None else check.floor,
         )
         held = "one genre out, over every genre" if across else f"one dataset of {name} out"
         decision["held_out"] = held
@@ -439,6 +525,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", help="write every head's report here")
     ap.add_argument("--write", action="store_true", help="write the heads into the bundle's card")
     ap.add_argument("--rows-only", action="store_true", help="compute and cache rows, then stop")
+    ap.add_argument(
+        "--scrambles",
+        default="../shared/corpora/reuters21578/test.txt",
+        help="held-out real text whose shuffles every head must score lower ('' for none)",
+    )
+    ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
     args = ap.parse_args(argv)
     config = from_env()
     (scorer,) = load_configured_all([args.model], config)
@@ -456,6 +548,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_words=args.max_words,
         seed=args.seed,
     )
+    check = None
+    if args.scrambles:
+        check = scramble_check(
+            scorer,
+            args.scrambles,
+            readings,
+            floor=args.floor,
+            seed=args.seed,
+            cache_dir=default_cache_dir(),
+            n_jobs=args.jobs,
+        )
     if args.rows_only:
         return 0
     command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
@@ -466,6 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_samples=args.samples,
         seed=args.seed,
         command=command,
+        check=check,
     )
     print_report(report)
     if args.json:

@@ -8,6 +8,8 @@ feature columns), combined linearly. It is chosen by forward selection on held-o
 - The head starts from the best single input. An input is added only where the held-out
   criterion (mean rho + mean per-input tau) rises with a 95% interval above zero: a paired
   bootstrap over the inputs (groups) of every held-out file, both heads' predictions fixed.
+- With a scramble check (`ScrambleCheck`), a head must also score real sentences above their
+  shuffles: inputs that do not (alone or together) are never its start nor an addition.
 - A fit is a ridge with non-negative weights on inputs standardised and turned by their signs,
   so an input keeps the sign it has alone: two correlated inputs with opposite weights cancel
   inside the training range and not outside it.
@@ -32,6 +34,7 @@ __all__ = [
     "Fitted",
     "HeadFile",
     "Judgement",
+    "ScrambleCheck",
     "fit_head",
     "forward_select",
     "held_out",
@@ -307,6 +310,27 @@ def interval(
 
 
 @dataclass
+class ScrambleCheck:
+    """Real sentences and a shuffle of each, as columns per reading (`training.heads`): a head
+    scores the real sentence above its shuffle for at least `floor` of the pairs (a tie counts
+    one half), or it is no fluency score, whatever people's ratings of system output reward.
+    Human-rated system output is rarely word salad, so held-out agreement alone can choose a
+    head (the share of repeated bigrams, say) that reads a shuffle as well as its sentence."""
+
+    real: dict[str, dict[str, np.ndarray]]
+    shuffled: dict[str, dict[str, np.ndarray]]
+    floor: float = 0.95
+
+    def accuracy(self, head: Fitted) -> float:
+        def scores(cols):
+            X = np.column_stack([cols[head.reading][c] for c in head.inputs])
+            return X @ head.coef
+
+        a, b = scores(self.real), scores(self.shuffled)
+        return float(np.mean(a > b) + 0.5 * np.mean(a == b))
+
+
+@dataclass
 class Step:
     inputs: tuple[str, ...]
     judgement: Judgement
@@ -316,8 +340,9 @@ class Step:
 @dataclass
 class Selection:
     reading: str
-    steps: list[Step]
+    steps: list[Step]  # empty when no input passes the scramble check
     singles: dict[str, Judgement]  # input -> its held-out figures alone
+    scrambles: dict[tuple[str, ...], float] = field(default_factory=dict)  # checked heads
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -338,17 +363,33 @@ def forward_select(
     n_samples: int = 200,
     seed: int = 12345,
     progress=None,
+    check: ScrambleCheck | None = None,
 ) -> Selection:
     """The best single input, then inputs added one at a time while the held-out criterion
-    rises with a bootstrap interval above zero (module docstring)."""
+    rises with a bootstrap interval above zero (module docstring); with `check`, only heads
+    that pass it (fitted on every file) are candidates."""
     singles = {}
     preds_of = {}
+    scrambles: dict[tuple[str, ...], float] = {}
+
+    def passes(inputs: tuple[str, ...]) -> bool:
+        if check is None:
+            return True
+        if inputs not in scrambles:
+            scrambles[inputs] = check.accuracy(fit_head(files, reading, inputs))
+        return scrambles[inputs] >= check.floor
+
     for c in candidates:
         preds_of[(c,)] = held_out(files, reading, [c], by_genre)
         singles[c] = judge(preds_of[(c,)], files, by_genre)
+        passes((c,))
         if progress is not None:
             progress.update(1)
-    best = max(singles, key=lambda c: np.nan_to_num(singles[c].criterion, nan=-9))
+    ranked = sorted(singles, key=lambda c: -np.nan_to_num(singles[c].criterion, nan=-9))
+    eligible = [c for c in ranked if passes((c,))]
+    if not eligible:
+        return Selection(reading, [], singles, scrambles)
+    best = eligible[0]
     steps = [Step((best,), singles[best], None)]
     current = preds_of[(best,)]
     while len(steps[-1].inputs) < max_inputs:
@@ -359,9 +400,11 @@ def forward_select(
             inputs = (*steps[-1].inputs, c)
             preds = held_out(files, reading, inputs, by_genre)
             tried[inputs] = (judge(preds, files, by_genre), preds)
-        if not tried:
+        order = sorted(tried, key=lambda k: -np.nan_to_num(tried[k][0].criterion, nan=-9))
+        order = [k for k in order if tried[k][0].criterion > steps[-1].judgement.criterion]
+        inputs = next((k for k in order if passes(k)), None)
+        if inputs is None:
             break
-        inputs = max(tried, key=lambda k: np.nan_to_num(tried[k][0].criterion, nan=-9))
         judgement, preds = tried[inputs]
         if not judgement.criterion > steps[-1].judgement.criterion:
             break
@@ -370,7 +413,7 @@ def forward_select(
             break
         steps.append(Step(inputs, judgement, (low, high)))
         current = preds
-    return Selection(reading, steps, singles)
+    return Selection(reading, steps, singles, scrambles)
 
 
 def select_head(
@@ -383,7 +426,8 @@ def select_head(
     n_samples: int = 200,
     seed: int = 12345,
     progress=None,
-) -> tuple[Selection, dict[str, Selection]]:
+    check: ScrambleCheck | None = None,
+) -> tuple[Selection | None, dict[str, Selection]]:
     """The best `forward_select` over `readings` (by the held-out criterion), and each
     reading's selection. `candidates`: reading -> its candidate inputs."""
     by_reading = {
@@ -396,10 +440,14 @@ def select_head(
             n_samples=n_samples,
             seed=seed,
             progress=progress,
+            check=check,
         )
         for r in readings
     }
-    best = max(by_reading.values(), key=lambda s: np.nan_to_num(s.judgement.criterion, nan=-9))
+    found = [s for s in by_reading.values() if s.steps]
+    if not found:
+        return None, by_reading
+    best = max(found, key=lambda s: np.nan_to_num(s.judgement.criterion, nan=-9))
     return best, by_reading
 
 

@@ -149,3 +149,27 @@ def test_outputs_are_sampled_up_to_a_number_of_words():
     groups = [f"g{i // 2}" for i in range(100)]
     keep = sample_outputs(groups, 0, seed=1, n_words=[10] * 100, max_words=200)
     assert 20 <= len(keep) <= 22 and len(keep) % 2 == 0
+
+
+def test_a_head_that_reads_shuffles_as_real_text_is_never_chosen():
+    """x2 agrees with people best, but scores a shuffle as high as its sentence (as the share
+    of repeated bigrams does): the head starts from gleu instead, and the report says x2 fails."""
+    from training.heads_select import ScrambleCheck, select_head
+
+    rng = np.random.default_rng(7)
+    files = [_file(f"d{k}", "g", rng, weights=(0.5, 1.0)) for k in range(3)]
+    n = 100
+    real = {"whole": {"gleu": np.ones(n), "x2": np.zeros(n), "x3": rng.normal(size=n),
+                      "x4": np.ones(n)}}
+    shuffled = {"whole": {"gleu": np.zeros(n), "x2": np.zeros(n), "x3": rng.normal(size=n),
+                          "x4": np.zeros(n)}}
+    check = ScrambleCheck(real, shuffled, floor=0.95)
+    free, _ = select_head(files, ["whole"], {"whole": ["gleu", "x2", "x3", "x4"]}, by_genre=False)
+    assert free.inputs[0] == "x2"
+    sel, by_reading = select_head(
+        files, ["whole"], {"whole": ["gleu", "x2", "x3", "x4"]}, by_genre=False, check=check
+    )
+    assert sel.inputs[0] in ("gleu", "x4")
+    assert by_reading["whole"].scrambles[("x2",)] == 0.5
+    assert all(by_reading["whole"].scrambles[tuple(sel.inputs[: k + 1])] >= 0.95
+               for k in range(len(sel.inputs)))
