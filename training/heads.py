@@ -531,8 +531,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="held-out real text whose shuffles every head must score lower ('' for none)",
     )
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    ap.add_argument(
+        "--table", nargs="*", metavar="TIER", help="print the cards' genre x tier table"
+    )
     args = ap.parse_args(argv)
     config = from_env()
+    if args.table is not None:
+        print(
+            "\n".join(
+                tier_table(
+                    args.table or ["default", "fast", "full", "neural"], config["MODELS_DIR"]
+                )
+            )
+        )
+        return 0
     (scorer,) = load_configured_all([args.model], config)
     paths = judgement_files(args.dev, args.files)
     genres = genres_of([p.stem for p in paths], GENRES)
@@ -584,3 +596,45 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
+    """Markdown, genre x tier, from the cards: each head's held-out rho / tau beside minus the
+    length and the tier's best single input (held out the same way), or why it has none."""
+    from scorer.bundle import CARD_FILE
+
+    cards = {t: json.loads((Path(models_dir) / t / CARD_FILE).read_text()) for t in tiers}
+    genres = list(dict.fromkeys(g for c in cards.values() for g in c.get("heads_report", {})))
+    header = ["genre (held out)", *[f"`{t}`" for t in tiers], "minus length", "best single input"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for genre in genres:
+        cells, minus, best = [], "", ""
+        for t in tiers:
+            r = cards[t].get("heads_report", {}).get(genre)
+            if r is None:
+                cells.append("–")
+                continue
+            table = {row["label"]: row for row in r.get("table", [])}
+            row_minus = table.get(MINUS_LENGTH)
+            if row_minus and not minus:
+                minus = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}"
+            top = next(
+                (x for x in r.get("table", []) if x["label"].startswith("best single")), None
+            )
+            if top:
+                name = top["label"].split(": ", 1)[1]
+                best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}<br>"
+            if r["decision"].startswith("shipped") and "head" in table:
+                h = table["head"]
+                cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**")
+            else:
+                cells.append("none: " + r["decision"].removeprefix("not shipped: "))
+        held = (cards[tiers[0]]["heads_report"][genre].get("held_out") or "").replace(
+            ", over every genre", ""
+        )
+        lines.append(
+            f"| {genre} ({held or '–'}) | "
+            + " | ".join(cells)
+            + f" | {minus} | {best.removesuffix('<br>')} |"
+        )
+    return lines

@@ -96,18 +96,23 @@ class HeadFile:
 
 
 def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
-    """Kendall's tau-b within each input (group) of `file`; NaN where a group has fewer than
-    two outputs or a constant prediction or human score (as `per_group_kendall` skips them)."""
+    """Kendall's tau-b within each input (group) of `file`, with the prediction's ties broken
+    at random (in expectation): a reranker facing a tie picks either output, so a tied pair
+    counts in the denominator as an untied one would, adding nothing to the numerator. Without
+    ties it is `per_group_kendall`'s tau-b; with them, plain tau-b leaves the tied pairs out
+    and flatters a coarse input (the share of repeated bigrams is 0 for most outputs and would
+    be judged on the few pairs it orders at all). NaN where a group has fewer than two outputs
+    or people rated all its outputs alike; 0 where the prediction is constant."""
     i, j, g, hs, n_groups = file.pairs()
     if not len(i):
         return np.full(n_groups, np.nan)
     ps = np.sign(pred[i] - pred[j])
     num = np.bincount(g, ps * hs, n_groups)
-    nx = np.bincount(g, ps != 0, n_groups)
+    n_pairs = np.bincount(g, minlength=n_groups).astype(float)
     ny = np.bincount(g, hs != 0, n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
-        tau = num / np.sqrt(nx * ny)
-    tau[(nx == 0) | (ny == 0)] = np.nan
+        tau = num / np.sqrt(n_pairs * ny)
+    tau[ny == 0] = np.nan
     return tau
 
 

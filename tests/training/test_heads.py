@@ -43,12 +43,27 @@ def _file(name, genre, rng, n_groups=60, per=5, *, flip_x3=False, weights=(1.0, 
 def test_group_taus_are_kendalls_tau_b_within_each_input():
     rng = np.random.default_rng(0)
     f = _file("a", "g", rng, n_groups=30, per=6)
-    pred = np.round(rng.normal(size=len(f.human)), 1)  # ties on purpose
+    pred = rng.normal(size=len(f.human))
     f.human[:6] = 1.0  # one group people rated all alike: skipped, as per_group_kendall does
+    f.human[6:9] = 2.0  # human ties inside a group: tau-b's correction
     taus = group_taus(pred, f)
     ref = per_group_kendall(pred, f.human, f.groups)
     assert np.nanmean(taus) == pytest.approx(ref.mean_tau, abs=1e-12)
     assert int(np.isnan(taus).sum()) == ref.n_skipped
+
+
+def test_a_tied_prediction_is_judged_as_its_ties_broken_at_random():
+    from scipy.stats import kendalltau
+
+    rng = np.random.default_rng(10)
+    f = _file("a", "g", rng, n_groups=1, per=12)
+    pred = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2], dtype=float)
+    draws = [
+        kendalltau(pred + 1e-6 * rng.random(12), f.human).statistic for _ in range(20000)
+    ]
+    assert group_taus(pred, f)[0] == pytest.approx(np.mean(draws), abs=0.01)
+    assert kendalltau(pred, f.human).statistic != pytest.approx(np.mean(draws), abs=0.01)
+    assert group_taus(np.zeros(12), f)[0] == 0.0
 
 
 def test_forward_selection_starts_from_the_best_input_and_adds_only_what_holds_out():
