@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "FeatureError",
     "FluencyScorer",
+    "GenreError",
     "InputError",
     "ModelLoadError",
     "Ranked",
@@ -39,6 +40,7 @@ __all__ = [
 
 _WHERE = {
     "FeatureError": "scorer.errors",
+    "GenreError": "scorer.errors",
     "InputError": "scorer.errors",
     "ModelLoadError": "scorer.errors",
     "ScorerError": "scorer.errors",
@@ -57,7 +59,7 @@ _WHERE = {
 if TYPE_CHECKING:  # pragma: no cover
     from features.accuracy import score_accuracy
     from scorer.bundles import load_scorers
-    from scorer.errors import FeatureError, InputError, ModelLoadError, ScorerError
+    from scorer.errors import FeatureError, GenreError, InputError, ModelLoadError, ScorerError
     from scorer.evidence.significance import (
         all_pairs,
         paired_approximate_randomization,

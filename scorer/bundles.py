@@ -27,7 +27,15 @@ from features.rows import FeatureRows
 from scorer.errors import ModelLoadError
 from scorer.scoring import FluencyScorer, load_scorer
 
-__all__ = ["configured_models", "describe", "load_configured_all", "load_scorers", "load_shared"]
+__all__ = [
+    "configured_models",
+    "describe",
+    "genre_name",
+    "genres_of",
+    "load_configured_all",
+    "load_scorers",
+    "load_shared",
+]
 
 
 def _resources_key(resources: Resources) -> tuple[tuple[str, str], ...]:
@@ -130,17 +138,66 @@ def load_configured_all(
 
 def describe(scorer: FluencyScorer) -> dict[str, Any]:
     """What a client choosing among loaded bundles needs to know of one: its name, the hash of
-    its GLEU stage, whether it has a calibration stage and for which genre (when its card says),
-    how it reads a text of several sentences, and its card's one-line description, if any."""
+    its GLEU stage, whether it has a calibration stage and for which genre it scores a request
+    that names none (its genre head's, else its calibration's when its card says), how it reads
+    a text of several sentences, its card's one-line description, if any, the genre heads a
+    request may name (`genres_of`) and why the others tried were not shipped."""
     card = scorer.card
     section = card.get("calibration") or {}
     summary = card.get("description") or card.get("summary")
+    genres = genres_of(scorer)
+    served = {g["name"] for g in genres}
     return {
         "name": scorer.name,
         "model_sha256": card.get("model_sha256"),
         "calibrated": scorer.calibration is not None,
-        "genre": section.get("genre") if isinstance(section, dict) else None,
+        "genre": scorer.genre or (section.get("genre") if isinstance(section, dict) else None),
         "aggregate": scorer.aggregate_for(),
         "features": list(card.get("features", [])),
         "summary": summary if isinstance(summary, str) else None,
+        "genres": genres,
+        "genres_not_shipped": {
+            str(name): str(report.get("decision") or "not shipped")
+            for name, report in _heads_report(card).items()
+            if name not in served
+        },
     }
+
+
+def genre_name(scorer: FluencyScorer) -> str:
+    """The genre a scorer's head was fitted for, "general" for the bundle's own."""
+    return scorer.genre or "general"
+
+
+def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:
+    """[{"name", "aggregate", "held_out"}] of each head a request may name (`scorer.genres`:
+    "general" first): how it reads a text of several sentences, and its held-out agreement with
+    people ({"rho", "tau", "rho_95", "tau_95"}, the first row of its card's `heads_report`
+    table) where the card reports one for the head it ships, else None."""
+    report = _heads_report(scorer.card)
+    out = []
+    for name in scorer.genres:
+        entry = report.get(name) or {}
+        table = entry.get("table")
+        shipped = str(entry.get("decision") or "").startswith("shipped")
+        row = table[0] if shipped and isinstance(table, list) and table else None
+        row = row if isinstance(row, Mapping) else None
+        out.append(
+            {
+                "name": name,
+                "aggregate": scorer.for_genre(name).aggregate_for(),
+                "held_out": (
+                    {k: row.get(k) for k in ("rho", "tau", "rho_95", "tau_95")} if row else None
+                ),
+            }
+        )
+    return out
+
+
+def _heads_report(card: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The card's `heads_report` ({genre: {"decision", "table", ...}}), entries that are not
+    objects left out."""
+    report = card.get("heads_report") or {}
+    if not isinstance(report, Mapping):
+        return {}
+    return {str(k): v for k, v in report.items() if isinstance(v, Mapping)}

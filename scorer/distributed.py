@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.batch import Outcome, score_rows
-from scorer.errors import InputError, ModelLoadError, ScorerError
+from scorer.errors import GenreError, InputError, ModelLoadError, ScorerError
 
 __all__ = [
     "ScorerPlugin",
@@ -226,9 +226,19 @@ def _worker_scorer():
     return plugin.scorer
 
 
-def score_partition(texts: list, with_features: bool = False, aggregate: str | None = None):
-    """Run on a worker: one `Outcome` per text, with the worker's scorer."""
-    return score_rows(_worker_scorer(), texts, with_features=with_features, aggregate=aggregate)
+def score_partition(
+    texts: list,
+    with_features: bool = False,
+    aggregate: str | None = None,
+    genre: str | None = None,
+):
+    """Run on a worker: one `Outcome` per text, with the worker's scorer and its head for
+    `genre` (None: the head it scores with already)."""
+    try:
+        scorer = _worker_scorer().for_genre(genre)
+    except GenreError as exc:  # its arguments do not survive pickling back to the client
+        raise InputError(str(exc)) from None
+    return score_rows(scorer, texts, with_features=with_features, aggregate=aggregate)
 
 
 def _result(future, index: int):
@@ -251,14 +261,18 @@ def score_chunks(
     window: int,
     with_features: bool = False,
     aggregate: str | None = None,
+    genre: str | None = None,
 ) -> Iterator[tuple[list[dict], list[Outcome]]]:
-    """(rows, outcomes) per chunk, in input order, as the workers finish them. At most `window`
-    chunks are in flight, so input of any length takes bounded memory on the client."""
+    """(rows, outcomes) per chunk, in input order, as the workers finish them, scored with the
+    model's head for `genre` (None: the one it scores with already). At most `window` chunks
+    are in flight, so input of any length takes bounded memory on the client."""
     pending: deque = deque()
     try:
         for index, rows in enumerate(chunks):
             texts = [row.get(text_column) for row in rows]
-            future = client.submit(score_partition, texts, with_features, aggregate, pure=False)
+            future = client.submit(
+                score_partition, texts, with_features, aggregate, genre, pure=False
+            )
             pending.append((index, rows, future))
             if len(pending) >= window:
                 index, rows, future = pending.popleft()
@@ -271,12 +285,12 @@ def score_chunks(
             future.cancel()
 
 
-def _score_frame(frame, text_column: str, aggregate: str | None):
+def _score_frame(frame, text_column: str, aggregate: str | None, genre: str | None = None):
     import pandas as pd
 
     texts = frame[text_column].tolist() if len(frame) else []
     texts = [t if isinstance(t, str) else None for t in texts]
-    outcomes = score_partition(texts, False, aggregate)
+    outcomes = score_partition(texts, False, aggregate, genre)
     return frame.assign(
         score=pd.Series(
             [o.score.score if o.score else None for o in outcomes],
@@ -312,9 +326,11 @@ def score_dataframe(
     config: Mapping[str, Any] | None = None,
     text_column: str = "text",
     aggregate: str | None = None,
+    genre: str | None = None,
 ):
     """`data` (a Dask DataFrame, or a path for `read_dataframe`) with two more columns: `score`
-    (float, null when the row could not be scored) and `reason` (why not; null otherwise).
+    (float, null when the row could not be scored) and `reason` (why not; null otherwise),
+    scored with the model's head for `genre` (None: the one it scores with already).
     Lazy, as Dask DataFrames are; every worker of `client` loads the model now. Scores equal
     `fluency score`'s when the partitions are the same batches (`--chunk` rows each); other
     batchings may differ in the last bits of a float."""
@@ -335,4 +351,4 @@ def score_dataframe(
             f"no column {text_column!r}; the columns are {', '.join(map(str, frame.columns))}"
         )
     meta = frame._meta.assign(score=pd.Series(dtype="float64"), reason=pd.Series(dtype="string"))
-    return frame.map_partitions(_score_frame, text_column, aggregate, meta=meta)
+    return frame.map_partitions(_score_frame, text_column, aggregate, genre, meta=meta)

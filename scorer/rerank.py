@@ -161,7 +161,10 @@ def rerank(
     top_k: int | None = None,
     limits: Limits | None = None,
     check: Callable[[], None] | None = None,
+    genre: str | None = None,
 ) -> list[Ranked]:
-    """Candidates best first: `check_rerank`, then `rank`."""
+    """Candidates best first: `check_rerank`, then `rank`; fluency from the bundle's head for
+    `genre` (`FluencyScorer.for_genre`; None: the head it scores with already)."""
+    scorer = scorer.for_genre(genre)
     inputs = check_rerank(candidates, references, weights=weights, top_k=top_k, limits=limits)
     return rank(scorer, inputs, check)

@@ -143,9 +143,9 @@ class FluencyScorer:
 
     @property
     def genres(self) -> list[str]:
-        """The genres a request may name: "general" (the bundle's own second stage, where it
-        has one), then each genre head."""
-        return (["general"] if self.general is not None else []) + list(self.heads)
+        """The genres a request may name: "general" (the bundle's own second stage, or its
+        GLEU stage alone where it has none), then each genre head."""
+        return ["general", *self.heads]
 
     def for_genre(self, genre: str | None) -> FluencyScorer:
         """This bundle scoring with the head of `genre` ("general": its general head; None:
@@ -238,9 +238,11 @@ class FluencyScorer:
         parsed: Mapping[str, Sentence] | None = None,
         by_sentence: bool | None = None,
         aggregate: str | None = None,
+        genre: str | None = None,
     ) -> list[Score]:
         """Score raw texts (callers check the input); texts and sentences in the cache are not
-        parsed again, nor is one found in `parsed` (text -> Sentence).
+        parsed again, nor is one found in `parsed` (text -> Sentence). `genre`: score with the
+        bundle's head for it (`for_genre`; None: the head it scores with already).
 
         `aggregate` says how a text of several sentences is read (`features.segment`): "whole"
         (as one sentence), or split at its own sentence-final punctuation and folded into one
@@ -251,6 +253,15 @@ class FluencyScorer:
 
         Slot placeholders (`self.placeholders`) are read as a name first; each Score keeps the
         text as given."""
+        scorer = self.for_genre(genre)
+        if scorer is not self:
+            return scorer.score_texts(
+                texts,
+                with_features=with_features,
+                parsed=parsed,
+                by_sentence=by_sentence,
+                aggregate=aggregate,
+            )
         how = self.aggregate_for(by_sentence, aggregate)
         filled = fill_placeholders(texts, self.placeholders)
         seg = segment(filled, by_sentence=how != "whole")
@@ -314,13 +325,18 @@ class FluencyScorer:
         *,
         by_sentence: bool | None = None,
         aggregate: str | None = None,
+        genre: str | None = None,
     ) -> list[float]:
-        """One fluency score per text, same order (see `score_texts`)."""
-        scored = self.score_texts(check_texts(texts), by_sentence=by_sentence, aggregate=aggregate)
+        """One fluency score per text, same order (see `score_texts`), from the bundle's head
+        for `genre` (`for_genre`; None: the head it scores with already)."""
+        scorer = self.for_genre(genre)
+        scored = scorer.score_texts(
+            check_texts(texts), by_sentence=by_sentence, aggregate=aggregate
+        )
         return [s.score for s in scored]
 
-    def score_detailed(self, texts: Sequence[str]) -> list[Score]:
-        return self.score_texts(check_texts(texts), with_features=True)
+    def score_detailed(self, texts: Sequence[str], *, genre: str | None = None) -> list[Score]:
+        return self.for_genre(genre).score_texts(check_texts(texts), with_features=True)
 
 
 # Names that were bundles of their own and are now a head of another: name -> (bundle, genre).

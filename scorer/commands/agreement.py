@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from scorer.commands.options import add_model_option
+from scorer.commands.options import GENRE_HELP, add_genre_option, add_model_option
 from scorer.errors import InputError
 from scorer.textio import read_lines
 
@@ -39,12 +39,14 @@ def cmd_evaluate(args: argparse.Namespace, config: dict) -> int:
         from scorer.evidence.system_stats import score_texts
         from scorer.scoring import load_configured
 
-        scorer = load_configured(args.model, config)  # a bare name resolves inside MODELS_DIR
+        # A bare name resolves inside MODELS_DIR; a genre it has no head for is an error.
+        scorer = load_configured(args.model, config).for_genre(args.genre)
         scored = score_texts(scorer, [j.text for j in items])
         n_blank = len(items) - sum(s is not None for s in scored)  # blank outputs: no score
         items = [j for j, s in zip(items, scored, strict=True) if s is not None]
         metric = [s for s in scored if s is not None]
-        metric_name = f"fluency ({scorer.name})"
+        head = f", {scorer.genre} head" if scorer.genre else ""
+        metric_name = f"fluency ({scorer.name}{head})"
     if args.z_normalise:
         if not all(j.judges for j in items):
             raise InputError("--z-normalise needs per-judge ratings ('judges') on every line")
@@ -157,6 +159,7 @@ def add_commands(sub) -> None:
     ev.add_argument("--human-field", default="score", help="dotted field of the human score")
     src = ev.add_mutually_exclusive_group()
     add_model_option(src)
+    add_genre_option(ev, help="with the model (no --score-field, --scores): " + GENRE_HELP)
     src.add_argument("--score-field", help="evaluate a field of the file instead (auto.bleu)")
     src.add_argument("--scores", help="evaluate these scores instead, one per judgement line")
     ev.add_argument("--z-normalise", action="store_true", help="z-normalise per judge ('judges')")

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scorer.commands.options import MODEL_HELP, add_model_option
+from scorer.commands.options import GENRE_HELP, MODEL_HELP, add_genre_option, add_model_option
 from scorer.errors import InputError
 from scorer.textio import print_rows, read_lines
 
@@ -44,7 +44,8 @@ def _references(paths: Sequence[str], n: int) -> list[list[str]] | None:
 def _scorer(args, config):
     from scorer.scoring import load_configured
 
-    return load_configured(args.model, config)  # a bare name resolves inside MODELS_DIR
+    # A bare name resolves inside MODELS_DIR; a genre the model has no head for is an error.
+    return load_configured(args.model, config).for_genre(args.genre)
 
 
 def _print(rows: list[dict], header: list[str], fmt: str) -> None:
@@ -263,6 +264,7 @@ def add_commands(sub) -> None:
         help="rows: resample our sufficient statistics (any metric); sacrebleu: its own tests",
     )
     add_model_option(cmp_, help="the fluency model (--metric fluency): " + MODEL_HELP)
+    add_genre_option(cmp_, help="with --metric fluency: " + GENRE_HELP)
     cmp_.add_argument("--lowercase", action="store_true")
     cmp_.add_argument("--format", choices=("table", "json"), default="table")
     cmp_.set_defaults(func=cmd_compare)

@@ -14,7 +14,12 @@ import itertools
 import json
 import sys
 
-from scorer.commands.options import add_aggregate_option, add_model_option, positive_int
+from scorer.commands.options import (
+    add_aggregate_option,
+    add_genre_option,
+    add_model_option,
+    positive_int,
+)
 from scorer.textio import iter_lines
 
 __all__ = ["add_commands"]
@@ -24,7 +29,7 @@ def cmd_explain(args: argparse.Namespace, config: dict) -> int:
     from scorer.explain import LM_THRESHOLD, as_dict, explain_texts
     from scorer.scoring import load_configured
 
-    scorer = load_configured(args.model, config)
+    scorer = load_configured(args.model, config).for_genre(args.genre)
     lines = iter_lines(args.input)
     number = 0
     while chunk := list(itertools.islice(lines, args.chunk)):
@@ -56,6 +61,7 @@ def add_commands(sub) -> None:
     )
     explain.add_argument("input", nargs="?", default="-", help="text file, one text a line")
     add_model_option(explain)
+    add_genre_option(explain)
     explain.add_argument("--top", type=positive_int, default=10, help="contributions listed")
     explain.add_argument("--chunk", type=positive_int, default=64, help="lines per batch")
     add_aggregate_option(explain)

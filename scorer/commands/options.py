@@ -1,5 +1,5 @@
-"""Options several commands share, declared once: `--model`, `--jobs`, `--aggregate`, and the
-`--in`/`--out`/`--text-column` of the commands that read tables.
+"""Options several commands share, declared once: `--model`, `--genre`, `--jobs`, `--aggregate`,
+and the `--in`/`--out`/`--text-column` of the commands that read tables.
 
 Each function adds one option to an `argparse` parser (or an argument group, or a mutually
 exclusive group) and returns the action. Only `features.segment` is imported, so building the
@@ -14,8 +14,10 @@ from features.segment import AGGREGATES, DEFAULT_AGGREGATE
 
 __all__ = [
     "AGGREGATE_HELP",
+    "GENRE_HELP",
     "MODEL_HELP",
     "add_aggregate_option",
+    "add_genre_option",
     "add_jobs_option",
     "add_model_option",
     "add_table_options",
@@ -23,6 +25,11 @@ __all__ = [
 ]
 
 MODEL_HELP = "model folder or name under FLUENCY_MODELS_DIR (default: the default model)"
+GENRE_HELP = (
+    "score with the model's head for this genre (general, or data-to-text, mt, dialogue, "
+    "summaries...: the `heads` its card ships, GET /v1/models lists them); default: the head "
+    "the model scores with (a bundle's general one)"
+)
 AGGREGATE_HELP = (
     "how a text of several sentences is read: split at its sentence-final punctuation and "
     "folded by the token-weighted mean of its sentences' scores (weighted), their mean or their "
@@ -52,6 +59,13 @@ def add_model_option(parser, *, repeat: bool = False, required: bool = False, he
             help=help or "model folder or name under FLUENCY_MODELS_DIR; repeat",
         )
     return parser.add_argument("--model", required=required, help=help or MODEL_HELP)
+
+
+def add_genre_option(parser, help=None):
+    """`--genre`: the head of the model to score with (`FluencyScorer.for_genre`); absent: the
+    one it scores with. Checked when the model is loaded: a genre it has no head for is an
+    error."""
+    return parser.add_argument("--genre", metavar="GENRE", help=help or GENRE_HELP)
 
 
 def add_jobs_option(parser, default: int = 1, help=None):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from scorer.commands.options import (
     add_aggregate_option,
+    add_genre_option,
     add_jobs_option,
     add_model_option,
     add_table_options,
@@ -35,9 +36,10 @@ def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
 
 
 def _scorer(args, config):
+    """The model of `--model` scoring with its head for `--genre` (GenreError if it has none)."""
     from scorer.scoring import load_configured
 
-    return load_configured(args.model, config)
+    return load_configured(args.model, config).for_genre(args.genre)
 
 
 _WORKER: dict = {}
@@ -116,6 +118,8 @@ def _score_results(args, config, chunks):
         from scorer.distributed import connect, model_sha256, register_scorer, score_chunks
 
         model_sha256(args.model, config)  # a missing bundle fails before a cluster starts
+        if args.genre is not None:
+            _scorer(args, config)  # so does a genre it has no head for (nothing is parsed)
         # Dask logs every worker's comings and goings; its errors reach us as exceptions.
         quiet = not getattr(args, "verbose", False)
         client = connect(args.dask, timeout=args.dask_timeout, quiet=quiet)
@@ -132,6 +136,7 @@ def _score_results(args, config, chunks):
             window=2 * n_workers,
             with_features=_with_features(args),
             aggregate=_aggregate(args),
+            genre=args.genre,
         )
         return results, lambda: _close_client(client)
     if args.jobs <= 1:
@@ -260,6 +265,7 @@ def add_commands(sub) -> None:
     score.add_argument("input", nargs="?", default="-", help="text file, one sentence a line")
     add_table_options(score)
     add_model_option(score)
+    add_genre_option(score)
     score.add_argument(
         "--format",
         choices=("text", "json"),

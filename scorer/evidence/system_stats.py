@@ -67,7 +67,9 @@ def system_stats(
         if scorer is None:
             raise InputError("metric 'fluency' needs a fluency model (give --model)")
         stats = {s: _fluency(scorer, h) for s, h in systems.items()}
-        return SystemStats(metric, stats, None, f"fluency|model:{scorer.name}|mean")
+        genre = getattr(scorer, "genre", None)  # a genre head names itself in the signature
+        head = f"|genre:{genre}" if genre else ""
+        return SystemStats(metric, stats, None, f"fluency|model:{scorer.name}{head}|mean")
     if references is None:
         raise InputError(f"metric {metric!r} compares with references: give --ref")
     if metric in ("bleu", "chrf"):

@@ -56,7 +56,7 @@ def create_app(
 
     @app.get("/openapi.json")
     def openapi():
-        return build_spec(app.config, holder.names())
+        return build_spec(app.config, holder.names(), holder.genres())
 
     app.register_blueprint(api.bp, url_prefix="/v1")
     app.register_blueprint(explain_api.bp, url_prefix="/v1")

@@ -4,7 +4,8 @@ Each view reads its body (`body.py`: JSON shapes and types, 400), has the librar
 it asks for (`scorer.limits`, `scorer.rerank.check_rerank`: texts and cost, 422) before any
 work, then takes the worker's work slot (`work.py`) and calls the library with the request's
 deadline. A scoring request may name one of the loaded models (`"model"`, `GET /v1/models`;
-422 for another name); it returns a dict naming the model used. The web layer never touches
+422 for another name) and one of its genre heads (`"genre"`; 422 for a genre the model has no
+head for); it returns a dict naming the model and the genre used. The web layer never touches
 features.
 """
 
@@ -19,6 +20,7 @@ from flask import Blueprint, current_app, request
 
 from features.accuracy import score_accuracy
 from features.parsing import load_nlp
+from scorer.bundles import genre_name
 from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
 from scorer.limits import Limits
@@ -29,7 +31,7 @@ from scorer.web.errors import AdminDisabledError, AuthError, BodyError
 from scorer.web.reloads import ReloadGate
 from scorer.web.state import Loaded, ModelHolder, NotReadyError
 
-__all__ = ["bp"]
+__all__ = ["bp", "pick"]
 
 bp = Blueprint("v1", __name__)
 
@@ -47,9 +49,12 @@ def _gate() -> ReloadGate:
     return gate
 
 
-def _pick(loaded: Loaded, data: dict[str, Any]) -> FluencyScorer:
-    """The model the body names (`"model"`), else the default; 422 for one not loaded."""
-    return loaded.pick(body.optional(data, "model", "string"))
+def pick(loaded: Loaded, data: dict[str, Any]) -> FluencyScorer:
+    """The model the body names (`"model"`), else the default, scoring with the head of the
+    genre it names (`"genre"`), else its general one; 422 for a model not loaded or a genre
+    the model has no head for (`scorer.errors.GenreError`)."""
+    scorer = loaded.pick(body.optional(data, "model", "string"))
+    return scorer.for_genre(body.optional(data, "genre", "string"))
 
 
 def _limits() -> Limits:
@@ -68,8 +73,8 @@ def _finite(value: Any) -> Any:
 @bp.post("/score")
 def score():
     loaded = _holder().get()
-    data = body.read_object(("sentences", "features", "model"))
-    scorer = _pick(loaded, data)
+    data = body.read_object(("sentences", "features", "model", "genre"))
+    scorer = pick(loaded, data)
     sentences = _limits().sentences(body.text_list(data, "sentences"))
     want = body.optional(data, "features", "boolean", False)
     deadline = work.deadline()
@@ -79,21 +84,21 @@ def score():
             sentences,
             deadline.check,
         )
-    metrics.texts_scored(len(sentences), scorer.name)
+    metrics.texts_scored(len(sentences), scorer.name, genre_name(scorer))
     items = []
     for i, s in enumerate(scores):
         item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": s.gleu}
         if want:
             item["features"] = s.features
         items.append(item)
-    return {"model": scorer.name, "scores": items}
+    return {"model": scorer.name, "genre": genre_name(scorer), "scores": items}
 
 
 @bp.post("/rerank")
 def rerank_view():
     loaded = _holder().get()
-    data = body.read_object(("candidates", "references", "weights", "top_k", "model"))
-    scorer = _pick(loaded, data)
+    data = body.read_object(("candidates", "references", "weights", "top_k", "model", "genre"))
+    scorer = pick(loaded, data)
     candidates = body.text_list(data, "candidates")
     references = body.text_list(data, "references") if "references" in data else None
     weights = body.optional(data, "weights", "object")
@@ -106,7 +111,7 @@ def rerank_view():
     deadline = work.deadline()
     with work.slot().hold(deadline):
         ranked = rank(scorer, inputs, deadline.check)
-    metrics.texts_scored(len(candidates), scorer.name)
+    metrics.texts_scored(len(candidates), scorer.name, genre_name(scorer))
     items = []
     for r in ranked:
         item: dict[str, Any] = {
@@ -119,7 +124,12 @@ def rerank_view():
         if references is not None:
             item["accuracy"] = _finite(r.accuracy)
         items.append(item)
-    return {"model": scorer.name, "weights": inputs.weights, "ranked": items}
+    return {
+        "model": scorer.name,
+        "genre": genre_name(scorer),
+        "weights": inputs.weights,
+        "ranked": items,
+    }
 
 
 @bp.post("/accuracy")

@@ -7,8 +7,10 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
 - `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400.
 - `InputError` from the library: well-formed but not accepted (empty list, too many items,
   too long a text, a weight that needs references...) -> 422; a model not loaded
-  (`UnknownModelError`) -> 422 `unknown-model`, with `models` (those loaded); `CostError`,
-  over one of the cost limits -> 422 `too-costly`, with `limit` (the setting) and `limit_value`.
+  (`UnknownModelError`) -> 422 `unknown-model`, with `models` (those loaded); a genre the model
+  has no head for (`GenreError`) -> 422 `unknown-genre`, with `model` and `genres` (the heads
+  it has), the reason in `detail`; `CostError`, over one of the cost limits -> 422
+  `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
 - `UnavailableModelError`: a configured model that failed to load (the others serve) -> 503
   `model-unavailable`, with the reason and `model`.
@@ -30,7 +32,7 @@ from flask import Flask, Response, g, json, request
 from werkzeug.exceptions import HTTPException
 
 from scorer.deadline import DeadlineExceededError
-from scorer.errors import InputError, ModelLoadError
+from scorer.errors import GenreError, InputError, ModelLoadError
 from scorer.limits import CostError
 from scorer.web.reloads import RateLimitedError, ReloadPendingError
 from scorer.web.state import NotReadyError, UnavailableModelError, UnknownModelError
@@ -53,6 +55,7 @@ PROBLEM_TYPES: dict[str, int] = {
     "unsupported-input": 422,
     "too-costly": 422,
     "unknown-model": 422,
+    "unknown-genre": 422,
     "model-load-failed": 422,
     "too-many-reloads": 429,
     "internal-error": 500,
@@ -114,6 +117,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(UnknownModelError)
     def unknown_model(exc: UnknownModelError):
         return problem(422, "unknown-model", str(exc), models=exc.names)
+
+    @app.errorhandler(GenreError)
+    def unknown_genre(exc: GenreError):
+        return problem(422, "unknown-genre", str(exc), model=exc.model, genres=exc.genres)
 
     @app.errorhandler(UnavailableModelError)
     def unavailable_model(exc: UnavailableModelError):

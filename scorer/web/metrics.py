@@ -5,9 +5,10 @@ What is exported (labels never hold request text, a URL as sent or a request id)
 - `fluency_http_requests_total{endpoint, status}`: `endpoint` is the route's template
   (`/v1/rerank`); requests no route answers (404, 405) all count as `unmatched`.
 - `fluency_http_request_duration_seconds{endpoint}`: histogram, first request hook to response.
-- `fluency_texts_scored_total{endpoint, model}`: texts given a fluency score by requests that
-  succeeded (/v1/score sentences, /v1/rerank candidates, /v1/explain sentences), by the loaded
-  model that scored them (FLUENCY_MODELS: the one a request names, else the default).
+- `fluency_texts_scored_total{endpoint, model, genre}`: texts given a fluency score by requests
+  that succeeded (/v1/score sentences, /v1/rerank candidates, /v1/explain sentences), by the
+  loaded model that scored them (FLUENCY_MODELS: the one a request names, else the default) and
+  the head it scored with (`general`, or one of the genre heads its card ships).
 - `fluency_http_problems_total{type}`: problem-details answers by type slug (scorer/web/errors.py).
 - `fluency_model_info{name, model_sha256, default}` (always 1), one series per loaded model, and
   `fluency_model_loaded_timestamp_seconds`: the models of the process answering the scrape, read
@@ -108,8 +109,9 @@ class _Metrics:
         )
         self.texts = Counter(
             "fluency_texts_scored_total",
-            "Texts given a fluency score by successful requests, by route template and model",
-            ["endpoint", "model"],
+            "Texts given a fluency score by successful requests, by route template, model and "
+            "genre head",
+            ["endpoint", "model", "genre"],
             registry=reg,
         )
         self.problems = Counter(
@@ -214,13 +216,14 @@ def register(app: Flask) -> None:
     app.add_url_rule("/metrics", "metrics", metrics.expose, methods=["GET"])
 
 
-def texts_scored(n_texts: int, model: str) -> None:
-    """Count `n_texts` scored by the loaded model `model` for the current request (a no-op when
-    metrics are off). Model names come from FLUENCY_MODELS, never from the request: a request
-    naming an unknown model is refused before anything is counted."""
+def texts_scored(n_texts: int, model: str, genre: str = "general") -> None:
+    """Count `n_texts` scored by the loaded model `model` with its head for `genre` for the
+    current request (a no-op when metrics are off). Model and genre names come from
+    FLUENCY_MODELS and the loaded bundles' heads, never from the request: a request naming an
+    unknown model or a genre its model has no head for is refused before anything is counted."""
     metrics = current_app.extensions.get(_EXTENSION)
     if metrics is not None and request.url_rule is not None:
-        metrics.texts.labels(request.url_rule.rule, model).inc(n_texts)
+        metrics.texts.labels(request.url_rule.rule, model, genre).inc(n_texts)
 
 
 # Called from gunicorn.conf.py's hooks.

@@ -38,8 +38,10 @@ _ERRORS_POST = {
         "Well-formed but not accepted: empty list, too many items, a text empty, whitespace, "
         "too long or holding control characters, unknown or unusable weight, top_k < 1; "
         "a `model` that is not loaded (type /problems/unknown-model, with `models`: those "
-        "loaded); or over a cost limit (type /problems/too-costly, with `limit` and `limit_value`: "
-        "MAX_ALIGN_TOKENS, MAX_PAIRS, MAX_ALIGN_WORK, MAX_REQUEST_TOKENS). Token limits are "
+        "loaded); a `genre` the model has no head for (type /problems/unknown-genre, with "
+        "`genres`: those it has, and why in `detail`); or over a cost limit (type "
+        "/problems/too-costly, with `limit` and `limit_value`: MAX_ALIGN_TOKENS, MAX_PAIRS, "
+        "MAX_ALIGN_WORK, MAX_REQUEST_TOKENS). Token limits are "
         "counted on the texts and cannot be said in JSON Schema"
     ),
 }
@@ -79,8 +81,11 @@ def _post(summary: str, request: str, response: str, extra: dict | None = None) 
     }
 
 
-def build_spec(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any]:
-    """The document for the settings `cfg` and the names of the `models` served."""
+def build_spec(
+    cfg: Mapping[str, Any], models: Sequence[str] = (), genres: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The document for the settings `cfg`, the names of the `models` served and the `genres`
+    their heads are for (None: not loaded yet)."""
     not_ready = {"503": _problem("No model loaded (see /readyz)")}
     busy = {
         "503": _problem(
@@ -175,7 +180,7 @@ def build_spec(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, 
             },
         },
         "components": {
-            "schemas": schemas(cfg, models),
+            "schemas": schemas(cfg, models, genres),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "responses": {"NotFound": _problem("No such path (404); wrong method is 405")},
         },

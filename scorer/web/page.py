@@ -1,8 +1,9 @@
 """GET /: a page to rank candidates and see why each scores as it does.
 
 One HTML file and its script and style sheet, shipped in `scorer/web/static/` and served by
-this app; the page calls /v1/explain and /v1/rerank on the same origin and loads nothing from
-anywhere else (its Content-Security-Policy forbids it).
+this app; the page reads /v1/models (the models served and each one's genre heads, for its
+pickers), calls /v1/explain and /v1/rerank with the model and genre picked, on the same origin,
+and loads nothing from anywhere else (its Content-Security-Policy forbids it).
 """
 
 from __future__ import annotations

@@ -79,9 +79,27 @@ def _model(models: Sequence[str]) -> dict[str, Any]:
     return {"enum": list(models), **described} if models else {"type": "string", **described}
 
 
-def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any]:
+def _genre(genres: Sequence[str] | None) -> dict[str, Any]:
+    """The optional `genre` of a scoring request: a head of the model it names (GET /v1/models
+    lists each model's `genres`). The enum holds every genre of the models served (None: not
+    known yet); which of them a model has, JSON Schema cannot tie to `model`."""
+    described = {
+        "description": "The genre head to score with, one of the model's `genres` (GET "
+        "/v1/models); default: its general one. A genre the model has no head for is 422 "
+        "/problems/unknown-genre"
+    }
+    return {"type": "string", **described} if genres is None else {"enum": [*genres], **described}
+
+
+GENRE_USED = "the head that scored: `general`, or the genre named"
+
+
+def schemas(
+    cfg: Mapping[str, Any], models: Sequence[str] = (), genres: Sequence[str] | None = None
+) -> dict[str, Any]:
     number_or_null = {"type": ["number", "null"]}
     model = _model(models)
+    genre = _genre(genres)
     return {
         "Problem": {
             "type": "object",
@@ -100,6 +118,15 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
                     "items": {"type": "string"},
                     "description": "unknown-model: the models loaded",
                 },
+                "model": {
+                    "type": "string",
+                    "description": "model-unavailable, unknown-genre: the model named",
+                },
+                "genres": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "unknown-genre: the genres the model has heads for",
+                },
             },
         },
         "ScoreRequest": {
@@ -110,13 +137,15 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
                 "sentences": _texts("Texts to score", cfg["MAX_BATCH"], cfg["MAX_CHARS"]),
                 "features": {"type": "boolean", "default": False},
                 "model": model,
+                "genre": genre,
             },
         },
         "ScoreResponse": {
             "type": "object",
-            "required": ["model", "scores"],
+            "required": ["model", "genre", "scores"],
             "properties": {
                 "model": {"type": "string", "description": "the model that scored"},
+                "genre": {"type": "string", "description": GENRE_USED},
                 "scores": {
                     "type": "array",
                     "items": {
@@ -162,6 +191,7 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
                 },
                 "top_k": {"type": "integer", "minimum": 1},
                 "model": model,
+                "genre": genre,
             },
             "anyOf": [  # accuracy weights need references
                 {"required": ["references"]},
@@ -170,9 +200,10 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
         },
         "RerankResponse": {
             "type": "object",
-            "required": ["model", "weights", "ranked"],
+            "required": ["model", "genre", "weights", "ranked"],
             "properties": {
                 "model": {"type": "string", "description": "the model that scored"},
+                "genre": {"type": "string", "description": GENRE_USED},
                 "weights": {
                     "type": "object",
                     "description": "Weights used, normalised to sum to 1",
@@ -308,6 +339,7 @@ def schemas(cfg: Mapping[str, Any], models: Sequence[str] = ()) -> dict[str, Any
                     "description": "mark which words Link Grammar skips where it skips several",
                 },
                 "model": model,
+                "genre": genre,
             },
         },
         "ExplainResponse": _explain_response(),

@@ -1,5 +1,5 @@
 """Two response schemas of the OpenAPI document (scorer/web/schemas.py builds the rest): a model
-as `GET /v1/models` lists it, and the explanation of one text."""
+as `GET /v1/models` lists it (with its genre heads), and the explanation of one text."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def listed_model() -> dict[str, Any]:
             "genre",
             "aggregate",
             "summary",
+            "genres",
+            "genres_not_shipped",
         ],
         "properties": {
             "name": {"type": "string", "description": "what a request's `model` names"},
@@ -35,7 +37,11 @@ def listed_model() -> dict[str, Any]:
                 "type": ["string", "null"],
                 "description": "the GLEU stage's hash: models with the same one share it",
             },
-            "genre": {**string_or_null, "description": "the genre it was calibrated for"},
+            "genre": {
+                **string_or_null,
+                "description": "the genre it scores for when a request names none (its "
+                "calibration's where the card says)",
+            },
             "aggregate": {
                 "type": "string",
                 "description": "how a text of several sentences is read",
@@ -43,6 +49,49 @@ def listed_model() -> dict[str, Any]:
             "summary": {**string_or_null, "description": "the card's one-line description"},
             "features": {"type": "array", "items": {"type": "string"}},
             "path": {"type": "string"},
+            "genres": {
+                "type": "array",
+                "items": _genre(),
+                "description": "the heads a request's `genre` may name, `general` (the "
+                "calibration stage) first where the bundle has one",
+            },
+            "genres_not_shipped": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "genre -> why its card ships no head for it",
+            },
+        },
+    }
+
+
+def _genre() -> dict[str, Any]:
+    number_or_null = {"type": ["number", "null"]}
+    interval = {"type": "array", "items": number_or_null, "minItems": 2, "maxItems": 2}
+    held_out = {
+        "type": "object",
+        "required": ["rho", "tau", "rho_95", "tau_95"],
+        "properties": {
+            "rho": {**number_or_null, "description": "mean Spearman rho"},
+            "tau": {**number_or_null, "description": "mean Kendall tau"},
+            "rho_95": {"oneOf": [interval, {"type": "null"}]},
+            "tau_95": {"oneOf": [interval, {"type": "null"}]},
+        },
+    }
+    return {
+        "type": "object",
+        "required": ["name", "aggregate", "held_out"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "aggregate": {
+                "type": "string",
+                "description": "how this head reads a text of several sentences",
+            },
+            "held_out": {
+                "oneOf": [held_out, {"type": "null"}],
+                "description": "its agreement with people on judgements held out of its fit, "
+                "with 95% intervals (the card's heads_report); null where the card has none",
+            },
         },
     }
 
@@ -101,9 +150,13 @@ def explain_response() -> dict[str, Any]:
     }
     return {
         "type": "object",
-        "required": ["model", "lm_threshold", "typical", "explanations"],
+        "required": ["model", "genre", "lm_threshold", "typical", "explanations"],
         "properties": {
             "model": {"type": "string", "description": "the model that explained"},
+            "genre": {
+                "type": "string",
+                "description": "the head that scored: `general`, or the genre named",
+            },
             "lm_threshold": {
                 "type": "object",
                 "required": ["value", "of"],

@@ -150,6 +150,16 @@ class ModelHolder:
         current = self.current
         return list(current.models) if current else [Path(p).name for p in self.paths]
 
+    def genres(self) -> list[str] | None:
+        """Every genre a request may name with some model served: "general" (a bundle's own
+        head, which `FluencyScorer.for_genre` gives every bundle), then each one's genre heads
+        (`FluencyScorer.genres`) in order of first appearance; None before any is loaded."""
+        current = self.current
+        if current is None:
+            return None
+        named = (g for s in current.models.values() for g in s.genres)
+        return list(dict.fromkeys(["general", *named]))
+
     def load_initial(self) -> None:
         """Load at start-up; a failure leaves the process up but not ready (/readyz 503)."""
         try:

@@ -58,7 +58,9 @@ def test_every_dev_file_has_its_genre():
     assert genre_of("e2e2017") == genre_of("novikova2017_bagel") == "data-to-text"
     assert genre_of("mqm_newstest2020_zhen") == genre_of("mqm_newstest2021_zhen") == "mt"
     assert genre_of("my_own_file") == "my_own_file"  # a file not listed is a genre of its own
-    assert set(GENRES.values()) == {"data-to-text", "mt", "summaries", "acceptability"}
+    assert genre_of("usr2020_topicalchat") == genre_of("ji2022_dialogue") == "dialogue"
+    assert genre_of("dialsummeval2022") == "summaries"
+    assert set(GENRES.values()) == {"data-to-text", "mt", "summaries", "acceptability", "dialogue"}
 
 
 def test_a_file_is_scored_by_a_stage_fitted_on_the_other_files_of_its_genre(tmp_path, default):

@@ -58,9 +58,7 @@ def test_a_tied_prediction_is_judged_as_its_ties_broken_at_random():
     rng = np.random.default_rng(10)
     f = _file("a", "g", rng, n_groups=1, per=12)
     pred = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2], dtype=float)
-    draws = [
-        kendalltau(pred + 1e-6 * rng.random(12), f.human).statistic for _ in range(20000)
-    ]
+    draws = [kendalltau(pred + 1e-6 * rng.random(12), f.human).statistic for _ in range(20000)]
     assert group_taus(pred, f)[0] == pytest.approx(np.mean(draws), abs=0.01)
     assert kendalltau(pred, f.human).statistic != pytest.approx(np.mean(draws), abs=0.01)
     assert group_taus(np.zeros(12), f)[0] == 0.0
@@ -174,10 +172,17 @@ def test_a_head_that_reads_shuffles_as_real_text_is_never_chosen():
     rng = np.random.default_rng(7)
     files = [_file(f"d{k}", "g", rng, weights=(0.5, 1.0)) for k in range(3)]
     n = 100
-    real = {"whole": {"gleu": np.ones(n), "x2": np.zeros(n), "x3": rng.normal(size=n),
-                      "x4": np.ones(n)}}
-    shuffled = {"whole": {"gleu": np.zeros(n), "x2": np.zeros(n), "x3": rng.normal(size=n),
-                          "x4": np.zeros(n)}}
+    real = {
+        "whole": {"gleu": np.ones(n), "x2": np.zeros(n), "x3": rng.normal(size=n), "x4": np.ones(n)}
+    }
+    shuffled = {
+        "whole": {
+            "gleu": np.zeros(n),
+            "x2": np.zeros(n),
+            "x3": rng.normal(size=n),
+            "x4": np.zeros(n),
+        }
+    }
     check = ScrambleCheck(real, shuffled, floor=0.95)
     free, _ = select_head(files, ["whole"], {"whole": ["gleu", "x2", "x3", "x4"]}, by_genre=False)
     assert free.inputs[0] == "x2"
@@ -186,5 +191,7 @@ def test_a_head_that_reads_shuffles_as_real_text_is_never_chosen():
     )
     assert sel.inputs[0] in ("gleu", "x4")
     assert by_reading["whole"].scrambles[("x2",)] == 0.5
-    assert all(by_reading["whole"].scrambles[tuple(sel.inputs[: k + 1])] >= 0.95
-               for k in range(len(sel.inputs)))
+    assert all(
+        by_reading["whole"].scrambles[tuple(sel.inputs[: k + 1])] >= 0.95
+        for k in range(len(sel.inputs))
+    )

@@ -1,5 +1,6 @@
 // The ranking page: POST /v1/explain then /v1/rerank on this origin, draw the answer. Where the
-// service serves several models (GET /v1/models), a selector picks the one sent as "model".
+// service serves several models (GET /v1/models), a selector picks the one sent as "model"; where
+// the chosen model has genre heads, another picks the one sent as "genre" ("general" first).
 // Span offsets from the API count Unicode code points (Python str indices), so texts are cut
 // with Array.from, never with String.slice (UTF-16 units differ on emoji).
 "use strict";
@@ -37,6 +38,7 @@ const BARS = 8;
 
 const $ = (id) => document.getElementById(id);
 let state = null; // {ranked, explanations, selected}
+let served = []; // GET /v1/models: each model with its genres
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -223,9 +225,17 @@ function drawWhy() {
     ? "exact: the model is linear"
     : `approximate (${c.method}): the model is not linear, the parts miss the score by ${fmt(c.residual)}`;
   const calibrated = Math.abs(ex.gleu - ex.fluency) > 1e-9;
-  const what = calibrated ? `the GLEU score (the fluency ${fmt(ex.fluency)} is its calibration)` : "the fluency score";
+  // The parts add up to the score `explains` names: the fluency where the second stage is
+  // linear (read back onto the features), else the GLEU score it calibrates.
+  const onto = ex.explains === "fluency" ? ex.fluency : ex.gleu;
+  let what = "the fluency score";
+  if (calibrated && ex.explains === "fluency") {
+    what = `the fluency, which is its calibration of the GLEU score ${fmt(ex.gleu)} and the features`;
+  } else if (calibrated) {
+    what = `the GLEU score (the fluency ${fmt(ex.fluency)} is its calibration)`;
+  }
   $("bars-caption").textContent =
-    `Contributions to ${what}, ${how}. Score ${fmt(ex.gleu)} = intercept ` +
+    `Contributions to ${what}, ${how}. Score ${fmt(onto)} = intercept ` +
     `${fmt(c.intercept)} + the ${shown.length} shown + ${fmt(rest)} from the other features` +
     (c.exact ? "." : ` + residual ${fmt(c.residual)}.`) +
     ` "Typical" is ${state.typical}.`;
@@ -249,6 +259,7 @@ async function loadModels() {
     data = null;
   }
   const models = (data && data.models) || [];
+  served = models;
   const select = $("model-select");
   select.replaceChildren();
   for (const m of models) {
@@ -261,10 +272,37 @@ async function loadModels() {
     select.append(option);
   }
   $("model-choice").hidden = models.length < 2;
+  fillGenres();
+}
+
+// The chosen model's genre heads, "general" first, with their held-out agreement with people
+// where the card reports it; shown only when the model has a head beside the general one. The
+// one selected at first is the one the model scores with when a request names none.
+function fillGenres() {
+  const name = $("model-select").value;
+  const model = served.find((m) => m.name === name) || served.find((m) => m.default) || served[0];
+  const genres = (model && model.genres) || [];
+  const names = genres.map((g) => g.name);
+  const select = $("genre-select");
+  select.replaceChildren();
+  if (!names.includes("general")) select.append(el("option", { value: "", text: "general" }));
+  for (const g of genres) {
+    const held = g.held_out && g.held_out.rho !== null && g.held_out.rho !== undefined
+      ? ` (held out: \u03c1 ${fmt(g.held_out.rho, 2)})`
+      : "";
+    select.append(el("option", { value: g.name, text: g.name + held }));
+  }
+  const own = model && names.includes(model.genre) ? model.genre : "general";
+  select.value = names.includes(own) ? own : "";
+  $("genre-choice").hidden = !names.some((n) => n !== "general");
 }
 
 function chosenModel() {
   return $("model-choice").hidden ? null : $("model-select").value || null;
+}
+
+function chosenGenre() {
+  return $("genre-choice").hidden ? null : $("genre-select").value || null;
 }
 
 async function submit(event) {
@@ -282,9 +320,11 @@ async function submit(event) {
   $("status").textContent = `Scoring ${candidates.length} candidate${candidates.length > 1 ? "s" : ""}\u2026`;
   try {
     const model = chosenModel();
+    const genre = chosenGenre();
     const explain = { sentences: candidates, locate_nulls: true };
     const body = { candidates };
     if (model) explain.model = body.model = model;
+    if (genre) explain.genre = body.genre = genre;
     const explained = await post("/v1/explain", explain);
     if (reference) body.references = [reference];
     const ranked = await post("/v1/rerank", body);
@@ -296,6 +336,7 @@ async function submit(event) {
       selected: 0,
     };
     $("model").textContent = `model ${ranked.model}`;
+    $("genre-used").textContent = `, genre ${ranked.genre}`;
     $("results").hidden = false;
     drawRanked();
     drawWhy();
@@ -311,6 +352,7 @@ async function submit(event) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("form").addEventListener("submit", submit);
+  $("model-select").addEventListener("change", fillGenres);
   loadModels();
   // Ctrl+Enter (or Cmd+Enter) in a box ranks, as the button does.
   for (const id of ["reference", "candidates"]) {

@@ -1,0 +1,105 @@
+"""Every head each tier ships: each weight keeps the sign of its input's own correlation with
+people on the files the head was fitted on, and held out it beats minus the length and the
+tier's best single input on both means (or is that input). The card records what its choice
+measured; the test marked slow measures the signs again from the development files."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+
+import numpy as np
+import pytest
+
+from features.resources import MODELS_DIR
+from scorer.scoring import load_scorer
+
+TIERS = ("default", "fast", "full", "neural")
+
+
+def _card(tier: str) -> dict:
+    return json.loads((MODELS_DIR / tier / "card.json").read_text())
+
+
+def _heads(card: dict) -> dict[str, dict]:
+    return {"general": card["calibration"], **card.get("heads", {})}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_every_head_keeps_each_inputs_own_sign(tier):
+    for name, head in _heads(_card(tier)).items():
+        for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
+            if w != 0:
+                assert np.sign(w) == np.sign(head["alone"][c]), (tier, name, c, w)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_every_shipped_head_beats_length_and_its_best_input_held_out(tier):
+    card = _card(tier)
+    report = card["heads_report"]
+    for name in _heads(card):
+        head, minus, best = report[name]["table"][:3]
+        assert head["label"] == "head" and minus["label"] == "minus length"
+        assert head["rho"] > minus["rho"], (tier, name)
+        if head["tau"] is not None and minus["tau"] is not None:
+            assert head["tau"] > minus["tau"], (tier, name)
+        is_best = (
+            best["label"].endswith(f"{report[name]['inputs'][0]} ({report[name]['reading']})")
+            and len(report[name]["inputs"]) == 1
+        )
+        beats_best = head["rho"] > best["rho"] and (
+            head["tau"] is None or best["tau"] is None or head["tau"] > best["tau"]
+        )
+        assert is_best or beats_best, (tier, name)
+    for name, r in report.items():  # a genre without a head says why
+        if name not in _heads(card):
+            assert r["decision"].startswith("not shipped"), (tier, name)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_every_head_loads_and_scores_and_orders_real_text_above_its_scramble(tier):
+    scorer = load_scorer(tier)
+    texts = [
+        "The bank cut its interest rates on Tuesday.",
+        "rates The its Tuesday on cut interest bank.",
+    ]
+    assert scorer.genres[0] == "general"
+    for genre in scorer.genres:
+        real, scrambled = scorer.for_genre(genre).score(texts)
+        assert math.isfinite(real) and math.isfinite(scrambled)
+        assert real > scrambled, (tier, genre)
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_recorded_signs_are_the_dev_files_own(tier, shared_dir):
+    """Recompute each input's own correlation on the files each head was fitted on (the same
+    sample of them, from the card's command), parsing what the row cache lacks."""
+    from features.rows import default_cache_dir
+    from scorer.evidence.genres import GENRES
+    from training.heads import head_files
+    from training.heads_select import alone_rho
+
+    card = _card(tier)
+    scorer = load_scorer(tier)
+    for name, head in _heads(card).items():
+        args = shlex.split(head["command"])
+        opt = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--")}
+        paths = [shared_dir / "dev" / f"{f}.jsonl" for f in head["files"]]
+        files = head_files(
+            scorer,
+            paths,
+            GENRES,
+            [head["aggregate"]],
+            max_outputs=int(opt.get("--max-outputs", 1500)),
+            max_words=int(opt.get("--max-words", 40000)),
+            seed=int(opt.get("--seed", 12345)),
+            cache_dir=default_cache_dir(),
+            n_jobs=2,
+        )
+        for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
+            if w != 0:
+                rho = alone_rho(files, head["aggregate"], c)
+                assert np.sign(w) == np.sign(rho), (tier, name, c, w, rho)
