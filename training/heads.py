@@ -201,11 +201,12 @@ def scramble_check(
                 break
     real = rng.sample(real, min(n, len(real)))
     shuffled = []
-    for sentence in real:
-        words = sentence.split()
-        while len(words) > 1 and words == sentence.split():
+    for sentence in real:  # the words shuffled, the full stop kept last: still one sentence
+        body, end = sentence[:-1].split(), sentence[-1]
+        words = list(body)
+        while len(words) > 1 and words == body:
             rng.shuffle(words)
-        shuffled.append(" ".join(words))
+        shuffled.append(" ".join(words).replace(".", "").replace("!", "").replace("?", "") + end)
     cols = text_columns(scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs)
     cols.pop("length")
     half = len(real)
@@ -485,6 +486,64 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
             )
 
 
+HEADS_BEGIN, HEADS_END = "<!-- heads: written by python -m training.heads -->", "<!-- /heads -->"
+
+
+def heads_markdown(card: Mapping) -> list[str]:
+    """The card's heads as Markdown: per head, what it reads with which weight, and its held-out
+    table (the head, minus the length, the best single input, then the next best inputs)."""
+    out = ["## Heads", ""]
+    heads = {"general": card.get("calibration") or {}, **card.get("heads", {})}
+    report = card.get("heads_report", {})
+    for name in sorted(report, key=lambda g: (g != "general", g)):
+        r = report[name]
+        out.append(f"### {name}: {r['decision']}")
+        out.append("")
+        head = heads.get(name) if r["decision"].startswith("shipped") else None
+        if head:
+            weights = ", ".join(
+                f"`{c}` {w:+.4g}"
+                for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True)
+                if w
+            )
+            out += [
+                f"Reading `{head['aggregate']}`; held out: {r.get('held_out')}; weights {weights}, "
+                f"intercept {head['linear']['intercept']:+.4g}; scores real sentences above "
+                f"their shuffles for {r.get('scrambles', float('nan')):.1%} of 200.",
+                "",
+            ]
+        if r.get("table"):
+            out += ["| | mean rho [95%] | mean tau [95%] |", "|---|---|---|"]
+            for row in r["table"][:8]:
+                rci = row.get("rho_95") or [None, None]
+                tci = row.get("tau_95") or [None, None]
+                rho = f"{_fmt(row['rho'])}" + (
+                    f" [{_fmt(rci[0])}, {_fmt(rci[1])}]" if rci[0] is not None else ""
+                )
+                tau = f"{_fmt(row['tau'])}" + (
+                    f" [{_fmt(tci[0])}, {_fmt(tci[1])}]" if tci[0] is not None else ""
+                )
+                out.append(f"| {row['label']} | {rho} | {tau} |")
+            out.append("")
+    command = next((h.get("command") for h in heads.values() if h.get("command")), None)
+    if command:
+        out += ["Chosen and fitted by", "", "```sh", command, "```", ""]
+    return out
+
+
+def write_readme(folder: Path, card: Mapping) -> None:
+    """The card's heads, in the bundle's README between the heads markers (appended once)."""
+    path = folder / "README.md"
+    text = path.read_text(encoding="utf-8") if path.is_file() else f"# {folder.name}\n"
+    block = "\n".join([HEADS_BEGIN, *heads_markdown(card), HEADS_END])
+    if HEADS_BEGIN in text and HEADS_END in text:
+        before, rest = text.split(HEADS_BEGIN, 1)
+        text = before + block + rest.split(HEADS_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
 def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
     """The general head becomes the card's `calibration`, the genre heads its `heads`; the
     report of every head tried goes in `heads_report`. A pickled second stage left beside the
@@ -497,11 +556,10 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         card["calibration"] = sections["general"]
         (folder / CALIBRATION_FILE).unlink(missing_ok=True)
     card["heads"] = {k: v for k, v in sections.items() if k != "general"}
-    card["heads_report"] = {
-        k: {x: v[x] for x in ("decision", "reading", "inputs", "held_out", "table") if x in v}
-        for k, v in report.items()
-    }
+    keys = ("decision", "reading", "inputs", "held_out", "scrambles", "table")
+    card["heads_report"] = {k: {x: v[x] for x in keys if x in v} for k, v in report.items()}
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    write_readme(folder, card)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

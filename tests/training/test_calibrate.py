@@ -193,40 +193,27 @@ def default_scorer_path():
     return MODELS_DIR / "default"
 
 
-def test_the_shipped_default_is_its_gleu_stage_and_a_second_stage_fitted_on_people():
-    # models/default: the GLEU SVM, whose distance every answer still carries as `gleu`, then a
-    # second stage fitted on human judgements of the genres its card names, chosen by leaving
-    # one genre out (training.recipes). Its pickle names only scikit-learn and NumPy.
+def test_the_shipped_default_is_its_gleu_stage_and_heads_chosen_on_people():
+    # The default's GLEU stage under heads chosen by training.heads: the general one held out
+    # by genre, each genre head by dataset, each linear and served from the card, with no
+    # pickle beside it and no scikit-learn imported to serve it.
+    import subprocess
     import sys
-
-    import joblib
 
     from features.resources import MODELS_DIR
     from scorer.calibration import CALIBRATION_FILE
     from scorer.scoring import load_scorer
 
     folder = MODELS_DIR / "default"
-    named: list[str] = []
-    watching = [True]
-
-    def record(event, args):
-        if event == "pickle.find_class" and watching[0]:
-            named.append(args[0])
-
-    sys.addaudithook(record)
-    try:
-        joblib.load(folder / CALIBRATION_FILE)
-    finally:
-        watching[0] = False
-    assert named and all(
-        m.split(".")[0] in ("sklearn", "numpy", "joblib", "builtins") for m in named
-    )
-
+    assert not (folder / CALIBRATION_FILE).exists()
     served = load_scorer(folder)
     section = served.card["calibration"]
-    assert section["selection"].startswith("held out: genres")
-    assert set(section["genres"].values()) == {"data-to-text", "acceptability"}
-    assert "folds" not in section and section["gleu_model"] == "default"
+    assert section["genre"] == "general" and section["held_out"].startswith("one genre out")
+    assert {"data-to-text", "mt", "summaries"} <= set(served.heads)
+    for genre in served.genres:
+        head = served.for_genre(genre).calibration
+        assert type(head.model).__name__ == "LinearStage"
+        assert head.inputs[0] == "gleu"
     texts = [
         "The company said profits rose in the first quarter.",
         "The company said profits rose the in first quarter.",
@@ -237,36 +224,18 @@ def test_the_shipped_default_is_its_gleu_stage_and_a_second_stage_fitted_on_peop
     assert [s.gleu for s in scores] == pytest.approx([s.score for s in bare], abs=1e-9)
     assert [s.score for s in scores] != pytest.approx([s.gleu for s in scores], abs=1e-3)
     assert scores[0].score > scores[1].score > scores[2].score
-
-
-def test_the_shipped_default_is_served_from_its_card_as_its_pickle_predicts():
-    # The card's `calibration.linear` is the pickled pipeline's arithmetic: serving it needs no
-    # scikit-learn, and every score equals what the pickle predicts.
-    import subprocess
-    import sys
-
-    import joblib
-
-    from features.resources import MODELS_DIR
-    from scorer.calibration import CALIBRATION_FILE
-    from scorer.scoring import load_scorer
-
-    folder = MODELS_DIR / "default"
-    served = load_scorer(folder)
-    assert type(served.calibration.model).__name__ == "LinearStage"
-    pickled = joblib.load(folder / CALIBRATION_FILE)
-    X = np.random.default_rng(0).normal(size=(40, len(served.calibration.inputs)))
-    assert served.calibration.model.predict(X) == pytest.approx(pickled.predict(X), abs=1e-12)
     code = (
         "import sys\n"
         "from scorer.scoring import load_scorer\n"
-        f"print(load_scorer({str(folder)!r}).score(['The cat sat on the mat.'])[0])\n"
+        f"s = load_scorer({str(folder)!r})\n"
+        "print(s.score(['The cat sat on the mat.'], genre='mt')[0])\n"
         "print('sklearn' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     value, imported = out.stdout.split()
     assert imported == "False"
-    assert float(value) == pytest.approx(served.score(["The cat sat on the mat."])[0], abs=1e-9)
+    expected = served.score(["The cat sat on the mat."], genre="mt")[0]
+    assert float(value) == pytest.approx(expected, abs=1e-9)
 
 
 def test_the_service_returns_calibrated_fluency_beside_gleu():
@@ -285,49 +254,55 @@ def test_the_service_returns_calibrated_fluency_beside_gleu():
     assert ranked[0]["gleu"] == pytest.approx(scores[0]["gleu"])
 
 
-def test_the_shipped_data_to_text_bundle_is_the_default_plus_a_linear_ranker_for_its_genre():
-    # models/data-to-text: the default's GLEU stage, a within-input ranker fitted on the five
-    # data-to-text datasets, served from its card; /v1/models tells a client what it is for.
+def test_data_to_text_is_the_defaults_head_for_its_genre_served_under_its_old_name():
+    # models/data-to-text was the default's GLEU stage (the same file) under a second stage of
+    # its own; it is now the default's data-to-text head, and the old name still serves it.
     from features.resources import MODELS_DIR
     from scorer import load_scorers
     from scorer.bundles import describe
     from scorer.web import create_app
 
+    assert not (MODELS_DIR / "data-to-text").exists()  # no second copy of the GLEU stage
     scorers = load_scorers(["default", "data-to-text"], models_dir=MODELS_DIR)
     default, d2t = scorers["default"], scorers["data-to-text"]
     assert d2t.rows is default.rows  # one parse for both
-    section = d2t.card["calibration"]
-    assert section["genre"] == "data-to-text"
-    assert sorted(section["files"]) == [
+    head = default.card["heads"]["data-to-text"]
+    assert head["genre"] == "data-to-text"
+    assert sorted(head["files"]) == [
         "e2e2017",
         "novikova2017_bagel",
         "novikova2017_sfhot",
         "novikova2017_sfres",
         "webnlg2017",
     ]
-    assert section["regressor"].startswith("ranker(") and "folds" not in section
     assert d2t.card["model_sha256"] == default.card["model_sha256"]
-    assert type(d2t.calibration.model).__name__ == "LinearStage"
-    # Outputs of one restaurant input, fluent and not: the ranker keeps the fluent one first.
+    assert d2t.genre == "data-to-text" and d2t.aggregate_for() == head["aggregate"]
+    assert d2t.calibration.inputs == default.heads["data-to-text"].inputs
     texts = [
         "The Eagle is a coffee shop near Burger King. It serves Italian food.",
         "The Eagle is a coffee shop near Burger King. It serve Italian food food.",
-        "coffee shop The Eagle near is Burger King food Italian serves it",
+        # Two sentences, as the others: the head reads texts whole, and a whole text of two
+        # sentences pays for its second root (docs/model.md, "Genre heads").
+        "coffee shop The Eagle near is Burger King. food Italian serves it.",
     ]
     scored = d2t.score_texts(texts)
-    assert d2t.aggregate_for() == "whole"  # the reading it was chosen and fitted with
-    assert [s.gleu for s in scored] == pytest.approx(
-        [s.gleu for s in default.score_texts(texts, aggregate="whole")], abs=1e-9
-    )
+    assert [s.score for s in scored] == [
+        s.score for s in default.score_texts(texts, genre="data-to-text")
+    ]
+    assert d2t.aggregate_for() == head["aggregate"]  # the reading it was chosen with
     assert scored[0].score > scored[1].score > scored[2].score
-    listed = describe(d2t)
-    assert listed["genre"] == "data-to-text" and "For data-to-text" in listed["summary"]
+    assert describe(d2t)["genre"] == "data-to-text"
     app = create_app(
         {"TESTING": True, "MODELS_DIR": str(MODELS_DIR), "MODELS": "default,data-to-text"}
     )
-    models = app.test_client().get("/v1/models").get_json()
-    named = {m["name"]: m for m in models["models"]}
+    client = app.test_client()
+    named = {m["name"]: m for m in client.get("/v1/models").get_json()["models"]}
     assert named["data-to-text"]["genre"] == "data-to-text"
+    old = client.post("/v1/score", json={"sentences": texts, "model": "data-to-text"})
+    new = client.post("/v1/score", json={"sentences": texts, "genre": "data-to-text"})
+    assert [s["fluency"] for s in old.get_json()["scores"]] == [
+        s["fluency"] for s in new.get_json()["scores"]
+    ]
 
 
 def test_a_held_out_genre_is_never_seen_in_its_own_fit():

@@ -120,7 +120,7 @@ def test_models_lists_each_with_its_card_summary(client):
     assert listed["default"]["default"] and not listed["data-to-text"]["default"]
     assert listed["default"]["calibrated"] and listed["data-to-text"]["calibrated"]
     assert listed["default"]["model_sha256"] == listed["data-to-text"]["model_sha256"]
-    assert listed["default"]["genre"] is None  # a general model: its card names no one genre
+    assert listed["default"]["genre"] == "general"  # it scores with its general head
     assert listed["data-to-text"]["genre"] == "data-to-text"
     assert listed["default"]["aggregate"] in {"whole", "weighted", "mean", "min"}
     assert client.get("/v1/model").get_json()["serving"]["models"] == NAMES
