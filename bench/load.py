@@ -134,18 +134,20 @@ def print_memory(master: int) -> None:
         print(f"memory: not available here ({exc})")
 
 
-def naming(bodies, model: str | None):
-    """`bodies` (a function making each request's body), each with `"model": model` when set."""
-    if not model:
+def naming(bodies, model: str | None, genre: str | None = None):
+    """`bodies` (a function making each request's body), each with `"model": model` and
+    `"genre": genre` when set."""
+    named = {key: value for key, value in (("model", model), ("genre", genre)) if value}
+    if not named:
         return bodies
-    return lambda: {**bodies(), "model": model}
+    return lambda: {**bodies(), **named}
 
 
 def report(url: str, args, workers: str, master: int | None = None) -> None:
     """The table; with `master` (a server started here) also each worker's CPU seconds in each
     level, which shows how evenly the clients' connections were spread over the workers."""
     # The list rerank-repeat sends every time.
-    body = naming(FreshLists(args.candidates), args.model)()
+    body = naming(FreshLists(args.candidates), args.model, args.genre)()
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
     check.raise_for_status()
     n_words = np.mean([len(c.split()) for c in body["candidates"]])
@@ -153,6 +155,7 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
     served = [m["name"] for m in listed.json()["models"]] if listed.ok else ["?"]
     print(
         f"server {url}  model {check.json()['model']} (served: {', '.join(served)})  "
+        f"head {check.json().get('genre', '?')}  "
         f"workers {workers}  "
         f"{len(body['candidates'])} candidates x ~{n_words:.0f} words, no reference, "
         f"{args.seconds:g} s per level  (load average before: {os.getloadavg()[0]:.2f})"
@@ -162,9 +165,10 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
         f"{'p95 ms':>8} {'p99 ms':>8} {'errors':>6} {'worker CPU s' if master else ''}"
     )
     results = {}
+    fresh = naming(FreshLists(args.candidates), args.model, args.genre)
     for name, method, path, payload in (
         ("healthz", "GET", "/healthz", None),
-        ("rerank", "POST", "/v1/rerank", naming(FreshLists(args.candidates), args.model)),
+        ("rerank", "POST", "/v1/rerank", fresh),
         ("rerank-repeat", "POST", "/v1/rerank", body),
     ):
         for clients in args.clients:
@@ -219,6 +223,11 @@ def main(argv=None) -> int:
         "--model",
         help='sent as each rerank request\'s "model": one of the bundles served (--models); '
         "default: none named, the server's default",
+    )
+    ap.add_argument(
+        "--genre",
+        help='sent as each rerank request\'s "genre": a head of the model (GET /v1/models lists '
+        "them); default: none named, the model's general head",
     )
     ap.add_argument(
         "--worker-class",

@@ -652,10 +652,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
     """Markdown, genre x tier, from the cards: each head's held-out rho / tau beside minus the
     length and the tier's best single input (held out the same way), or why it has none."""
@@ -663,6 +659,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
 
     cards = {t: json.loads((Path(models_dir) / t / CARD_FILE).read_text()) for t in tiers}
     genres = list(dict.fromkeys(g for c in cards.values() for g in c.get("heads_report", {})))
+    genres.sort(key=lambda g: (g != "general", g))
     header = ["genre (held out)", *[f"`{t}`" for t in tiers], "minus length", "best single input"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for genre in genres:
@@ -686,7 +683,8 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
                 h = table["head"]
                 cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**")
             else:
-                cells.append("none: " + r["decision"].removeprefix("not shipped: "))
+                why = r["decision"].removeprefix("not shipped: ")
+                cells.append("none (one dataset)" if why.startswith("one dataset") else "none")
         held = (cards[tiers[0]]["heads_report"][genre].get("held_out") or "").replace(
             ", over every genre", ""
         )
@@ -696,3 +694,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             + f" | {minus} | {best.removesuffix('<br>')} |"
         )
     return lines
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
