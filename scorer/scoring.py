@@ -355,11 +355,14 @@ def load_scorer(
 ) -> FluencyScorer:
     """Load a model bundle (checked: place, hash, feature set) and the artefacts its features
     are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
-    recorded them in training. A name of `ALIASES` with no folder of its own loads the bundle
-    it names, scoring with that genre's head, under the alias's name."""
+    recorded them in training. A name of `ALIASES`, or "BUNDLE:GENRE", with no folder of its
+    own loads the bundle it names, scoring with that genre's head, under the name given."""
     from scorer.bundle import bundle_folder
 
     alias = ALIASES.get(str(path))
+    base, colon, genre = str(path).rpartition(":")
+    if alias is None and colon and base and genre:
+        alias = (base, genre)
     if alias is not None and not bundle_folder(path, models_dir).exists():
         base, genre = alias
         scorer = load_scorer(

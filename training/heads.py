@@ -326,6 +326,16 @@ def decide(
             "table": table,
         }
     is_best = len(inputs) == 1 and f"{inputs[0]} ({reading})" == best_label
+    if not (is_best or beats(head_j, best)) and best_label in robust:
+        # A fitted head that does not beat its best input on both means is overfitted: the
+        # input, which passes the scramble check, is shipped instead.
+        note = f"the fitted head ({', '.join(inputs)}) did not beat {best_label} on both means"
+        reading, name, head_j = singles[best_label]
+        inputs, is_best = (name,), True
+        preds = held_out(files, reading, inputs, by_genre)
+        table[0] = _row(
+            "head", head_j, interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
+        )
     ok_length = beats(head_j, minus)
     ok_best = is_best or beats(head_j, best)
     if ok_length and ok_best:

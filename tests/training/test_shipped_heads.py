@@ -103,3 +103,12 @@ def test_the_recorded_signs_are_the_dev_files_own(tier, shared_dir):
             if w != 0:
                 rho = alone_rho(files, head["aggregate"], c)
                 assert np.sign(w) == np.sign(rho), (tier, name, c, w, rho)
+
+
+def test_a_bundle_and_genre_load_as_one_name_for_every_command_that_takes_a_model():
+    default = load_scorer("default")
+    texts = ["The bank cut its interest rates on Tuesday.", "The the bank bank cut."]
+    for genre in default.heads:
+        named = load_scorer(f"default:{genre}")
+        assert named.name == f"default:{genre}" and named.genre == genre
+        assert named.score(texts) == default.score(texts, genre=genre)
