@@ -681,8 +681,12 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
                 continue
             table = {row["label"]: row for row in r.get("table", [])}
             row_minus = table.get(MINUS_LENGTH)
-            if row_minus and not minus:
-                minus = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}"
+            if row_minus:  # tiers judged on the same sample share it; another is named
+                value = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}"
+                if not minus:
+                    minus = value
+                elif value not in minus:
+                    minus += f"<br>{t}: {value}"
             top = next(
                 (x for x in r.get("table", []) if x["label"].startswith("best single")), None
             )
