@@ -33,6 +33,7 @@ __all__ = [
     "calibrated",
     "contributions",
     "linear_weights",
+    "summed",
 ]
 
 
@@ -138,4 +139,32 @@ def calibrated(
             items.append(Contribution(name, value, 0.0, w * read(name, value)))
         items.sort(key=lambda c: -abs(c.contribution))
         out.append(Contributions(part.method, part.exact, intercept, items, c_gleu * part.residual))
+    return out
+
+
+def summed(parts: Sequence[Contributions], index: Sequence[Sequence[int]]) -> list[Contributions]:
+    """Per text, the contributions of its sentences (`index`: positions in `parts`) added up:
+    the "sum" reading scores a text by its sentences' scores added up, so each sentence's
+    intercept counts once, which the contributions of its summed feature row would not."""
+    out = []
+    for positions in index:
+        mine = [parts[i] for i in positions]
+        by: dict[str, list[float]] = {}
+        for part in mine:
+            for c in part.features:
+                acc = by.setdefault(c.feature, [0.0, 0.0, 0.0])
+                acc[0] += c.value
+                acc[1] += c.typical
+                acc[2] += c.contribution
+        items = [Contribution(f, v, t, x) for f, (v, t, x) in by.items()]
+        items.sort(key=lambda c: -abs(c.contribution))
+        out.append(
+            Contributions(
+                mine[0].method,
+                all(p.exact for p in mine),
+                float(sum(p.intercept for p in mine)),
+                items,
+                float(sum(p.residual for p in mine)),
+            )
+        )
     return out

@@ -27,7 +27,7 @@ from features.placeholders import fill_placeholders
 from features.segment import segment
 from features.sentence import Sentence
 from scorer.calibration import with_derived
-from scorer.contributions import Contributions, calibrated, contributions
+from scorer.contributions import Contributions, calibrated, contributions, summed
 from scorer.errors import FeatureError
 from scorer.scoring import FluencyScorer
 from scorer.spans import (
@@ -140,7 +140,10 @@ def explain_texts(
     gleu = seg.aggregate(values, how)
     text_rows = seg.aggregate_rows(rows, how, values)
     fluency = gleu
-    explained = contributions(scorer.head, text_rows)
+    if how == "sum":  # sentence by sentence, each sentence's intercept counted once
+        explained = summed(contributions(scorer.head, rows), seg.index)
+    else:
+        explained = contributions(scorer.head, text_rows)
     if calibration is not None:
         readings = scorer.readings(filled) if calibration.needs_readings else None
         fluency = calibration.apply(gleu, text_rows, readings)
