@@ -246,6 +246,14 @@ def held_out(
     return out
 
 
+def members(file: HeadFile) -> list[np.ndarray]:
+    """The positions of each input's (group's) outputs, in the order `group_taus` numbers
+    them: what a bootstrap over inputs draws."""
+    ids = {g: k for k, g in enumerate(dict.fromkeys(file.groups))}
+    gid = np.array([ids[g] for g in file.groups])
+    return [np.flatnonzero(gid == k) for k in range(len(ids))]
+
+
 def bootstrap_gain(
     new: Mapping[str, np.ndarray],
     old: Mapping[str, np.ndarray],
@@ -259,18 +267,15 @@ def bootstrap_gain(
     resampled with replacement, the same draw for both heads."""
     rng = np.random.default_rng(seed)
     genres = {f.name: f.genre for f in files} if by_genre else None
-    prepared = []
-    for f in files:
-        ids = {g: k for k, g in enumerate(dict.fromkeys(f.groups))}
-        gid = np.array([ids[g] for g in f.groups])
-        members = [np.flatnonzero(gid == k) for k in range(len(ids))]
-        prepared.append((f, members, group_taus(new[f.name], f), group_taus(old[f.name], f)))
+    prepared = [
+        (f, members(f), group_taus(new[f.name], f), group_taus(old[f.name], f)) for f in files
+    ]
     gains = np.empty(n_samples)
     for b in range(n_samples):
         per_new, per_old = {}, {}
-        for f, members, tau_new, tau_old in prepared:
-            pick = rng.integers(0, len(members), len(members))
-            rows = np.concatenate([members[k] for k in pick])
+        for f, groups, tau_new, tau_old in prepared:
+            pick = rng.integers(0, len(groups), len(groups))
+            rows = np.concatenate([groups[k] for k in pick])
             per_new[f.name] = (spearman(new[f.name][rows], f.human[rows]), _nanmean(tau_new[pick]))
             per_old[f.name] = (spearman(old[f.name][rows], f.human[rows]), _nanmean(tau_old[pick]))
         rn, tn = means(per_new, genres)
@@ -291,18 +296,13 @@ def interval(
     """95% intervals of the mean rho and mean tau (groups resampled within each file)."""
     rng = np.random.default_rng(seed)
     genres = {f.name: f.genre for f in files} if by_genre else None
-    prepared = []
-    for f in files:
-        ids = {g: k for k, g in enumerate(dict.fromkeys(f.groups))}
-        gid = np.array([ids[g] for g in f.groups])
-        members = [np.flatnonzero(gid == k) for k in range(len(ids))]
-        prepared.append((f, members, group_taus(preds[f.name], f)))
+    prepared = [(f, members(f), group_taus(preds[f.name], f)) for f in files]
     rhos, taus = np.empty(n_samples), np.empty(n_samples)
     for b in range(n_samples):
         per = {}
-        for f, members, tau in prepared:
-            pick = rng.integers(0, len(members), len(members))
-            rows = np.concatenate([members[k] for k in pick])
+        for f, groups, tau in prepared:
+            pick = rng.integers(0, len(groups), len(groups))
+            rows = np.concatenate([groups[k] for k in pick])
             per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), _nanmean(tau[pick]))
         rhos[b], taus[b] = means(per, genres)
     out = {"rho": tuple(np.nanpercentile(rhos, [2.5, 97.5]).tolist())}
