@@ -233,7 +233,8 @@ def _columns(scorer) -> list[str]:
     return list(scorer.card.get("feature_columns", []))
 
 
-def baseline(files: Sequence[HeadFile], name: str, by_genre: bool) -> dict[str, np.ndarray]:
+def baseline(files: Sequence[HeadFile], name: str) -> dict[str, np.ndarray]:
+    """{file: a plain baseline's values} (minus the length), judged as a head's predictions."""
     return {f.name: f.baselines[name] for f in files}
 
 
@@ -287,7 +288,7 @@ def decide(
     }
     robust = [k for k in singles if floor is None or checked.get(k, 1.0) >= floor]
     best_label = max(singles, key=lambda k: np.nan_to_num(singles[k][2].criterion, nan=-9))
-    minus = judge(baseline(files, MINUS_LENGTH, by_genre), files, by_genre)
+    minus = judge(baseline(files, MINUS_LENGTH), files, by_genre)
     best = singles[best_label][2]
     note = ""
     if selection is None:  # no input passes the scramble check
@@ -306,7 +307,7 @@ def decide(
         ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
         table.append(_row("head", head_j, ci))
     minus_ci = interval(
-        baseline(files, MINUS_LENGTH, by_genre), files, by_genre, n_samples=n_samples, seed=seed
+        baseline(files, MINUS_LENGTH), files, by_genre, n_samples=n_samples, seed=seed
     )
     table.append(_row(MINUS_LENGTH, minus, minus_ci))
     best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
