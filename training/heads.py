@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.calibration import DERIVED, GLEU_INPUT
+from scorer.calibration import DERIVED, GLEU_INPUT, card_heads
+from training.heads_systems import system_view
 from training.heads_select import (
     Fitted,
     HeadFile,
@@ -58,8 +59,7 @@ __all__ = ["READINGS", "choose_genre_heads", "head_files", "main", "sample_outpu
 
 READINGS = ("whole", "weighted", "sum")
 MINUS_LENGTH = "minus length"
-# What a fluency score claims to measure on the MT files: fluency errors only.
-HUMAN_FIELD = {"mqm_newstest2020_zhen": "scores.fluency", "mqm_newstest2021_zhen": "scores.fluency"}
+CHRF = "chrF (references)"
 
 
 def sample_outputs(
@@ -146,15 +146,20 @@ def head_files(
     (empty and failed ones and human references left out), cut to `max_outputs` outputs and
     `max_words` words, with `text_columns` under each reading, and minus the length."""
     from scorer.evidence.benchmark_data import read_judged
+    from scorer.evidence.genres import FLUENCY_FIELDS
 
     out = []
     for path in tqdm(paths, desc="judgement files", unit=" file"):
-        judged = read_judged(path, human_field=HUMAN_FIELD.get(path.stem, "score"))
+        judged = read_judged(path, human_field=FLUENCY_FIELDS.get(path.stem, "score"))
         n_words = [len(t.split()) for t in judged.texts]
         keep = sample_outputs(judged.groups, max_outputs, seed, n_words, max_words)
         texts = [judged.texts[i] for i in keep]
         columns = text_columns(scorer, texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
         n_tokens = columns.pop("length")["n_tokens"]
+        baselines = {MINUS_LENGTH: -n_tokens}
+        refs = [judged.refs[i] for i in keep]
+        if refs and all(refs):
+            baselines[CHRF] = chrf_column(texts, refs)
         out.append(
             HeadFile(
                 judged.name,
@@ -162,10 +167,23 @@ def head_files(
                 np.asarray(judged.human, dtype=float)[keep],
                 [judged.groups[i] for i in keep],
                 columns,
-                {MINUS_LENGTH: -n_tokens},
+                baselines,
+                [judged.systems[i] for i in keep],
             )
         )
     return out
+
+
+def chrf_column(texts: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+    """Sentence chrF of each text against its references (sacrebleu's defaults), the reference
+    metric people compare systems with, as a baseline: a reference-free head that loses to it
+    is still the one to use where there are no references."""
+    from sacrebleu.metrics import CHRF as Chrf
+
+    metric = Chrf()
+    return np.array(
+        [metric.sentence_score(t, list(r)).score for t, r in zip(texts, refs, strict=True)]
+    )
 
 
 # Extractors computed in stores of their own, so that the parsers' rows of every tier are
@@ -262,6 +280,16 @@ def _r(x: float) -> float | None:
     return None if math.isnan(x) else round(float(x), 4)
 
 
+def wins(a: Judgement, b: Judgement) -> int:
+    """On how many files `a`'s held-out criterion (rho + per-input tau) is above `b`'s."""
+
+    def crit(rt):
+        r, t = rt
+        return (r if math.isfinite(r) else -9.0) + (t if math.isfinite(t) else 0.0)
+
+    return sum(crit(a.per_file[k]) > crit(b.per_file[k]) for k in a.per_file if k in b.per_file)
+
+
 def decide(
     files: Sequence[HeadFile],
     selection: Selection | None,
@@ -272,9 +300,17 @@ def decide(
     seed: int,
     floor: float | None = None,
 ) -> dict:
-    """The head to ship (or none) and the table it is judged in: the head, minus the length, the
-    best single input and every single input, held out the same way, with 95% intervals, and
-    the share of real sentences each scores above their shuffles (`scrambles`)."""
+    """The head to ship (or none) and the table it is judged in: the head, minus the length,
+    chrF where every file has references, the best single input and every single input, held
+    out the same way, per text (rho, per-input tau) and per system (`training.heads_systems`),
+    with 95% intervals, the share of real sentences each scores above their shuffles
+    (`scrambles`), and on how many held-out files the head beats minus the length and its best
+    single input (`wins`).
+
+    A fitted head ships its best single input instead when it does not beat it on both means,
+    when it beats it on fewer than half of the held-out files (fragile: one file set it), or,
+    for the general head (what systems are compared with), when its system-level accuracy is
+    below the input's with a paired interval below zero."""
     singles = {
         f"{name} ({reading})": (reading, name, j)
         for reading, sel in by_reading.items()
@@ -290,6 +326,9 @@ def decide(
     best_label = max(singles, key=lambda k: np.nan_to_num(singles[k][2].criterion, nan=-9))
     minus = judge(baseline(files, MINUS_LENGTH), files, by_genre)
     best = singles[best_label][2]
+    best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
+    view = system_view(files, by_genre, n_samples=n_samples, seed=seed)
+    n_files = len(files)
     note = ""
     if selection is None:  # no input passes the scramble check
         reading, inputs, head_j = None, (), None
@@ -301,42 +340,91 @@ def decide(
             reading, name, head_j = singles[top]
             inputs = (name,)
             note = f"the fitted head lost to {top} on both means, which became the head"
+    head_preds = None if head_j is None else held_out(files, reading, inputs, by_genre)
+    is_best = head_j is not None and len(inputs) == 1 and f"{inputs[0]} ({reading})" == best_label
+    if head_j is not None and not is_best and best_label in robust:
+        # A fitted head that its best input (which passes the scramble check) matches is
+        # overfitted, or fragile, or (the general head) orders systems worse: ship the input.
+        fitted = f"the fitted head ({', '.join(inputs)}, `{reading}`)"
+        why = ""
+        if not beats(head_j, best):
+            why = f"{fitted} did not beat {best_label} on both means"
+        elif 2 * wins(head_j, best) < n_files:
+            why = (
+                f"{fitted} beat {best_label} on the means but on only "
+                f"{wins(head_j, best)} of {n_files} held-out files (fragile)"
+            )
+        elif by_genre and view:
+            low, high = view.gain(head_preds, best_preds)
+            if high < 0:
+                why = (
+                    f"{fitted} orders systems worse than {best_label} (system-level accuracy "
+                    f"difference [{low:+.3f}, {high:+.3f}])"
+                )
+        if why:
+            note = why
+            reading, name, head_j = singles[best_label]
+            inputs, is_best, head_preds = (name,), True, best_preds
     table = []
     if head_j is not None:
-        preds = held_out(files, reading, inputs, by_genre)
-        ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
-        table.append(_row("head", head_j, ci))
-    minus_ci = interval(
-        baseline(files, MINUS_LENGTH), files, by_genre, n_samples=n_samples, seed=seed
+        ci = interval(head_preds, files, by_genre, n_samples=n_samples, seed=seed)
+        row = _row("head", head_j, ci)
+        if view:
+            row["system"] = view.figures(head_preds).as_dict()
+        row["wins"] = {
+            MINUS_LENGTH: wins(head_j, minus),
+            "best single input": wins(head_j, best),
+            "files": n_files,
+        }
+        table.append(row)
+    minus_preds = baseline(files, MINUS_LENGTH)
+    row = _row(
+        MINUS_LENGTH, minus, interval(minus_preds, files, by_genre, n_samples=n_samples, seed=seed)
     )
-    table.append(_row(MINUS_LENGTH, minus, minus_ci))
-    best_preds = held_out(files, singles[best_label][0], [singles[best_label][1]], by_genre)
+    if view:
+        row["system"] = view.figures(minus_preds).as_dict()
+    table.append(row)
+    with_refs = [f for f in files if CHRF in f.baselines]
+    if with_refs and len(with_refs) == n_files:
+        chrf_preds = baseline(files, CHRF)
+        row = _row(
+            CHRF,
+            judge(chrf_preds, files, by_genre),
+            interval(chrf_preds, files, by_genre, n_samples=n_samples, seed=seed),
+        )
+        if view:
+            row["system"] = view.figures(chrf_preds).as_dict()
+        table.append(row)
+    elif with_refs:  # chrF where the files have references: point figures on those alone
+        chrf_j = judge({f.name: f.baselines[CHRF] for f in with_refs}, with_refs, by_genre)
+        row = _row(f"{CHRF}, {len(with_refs)} of {n_files} files", chrf_j)
+        part = system_view(with_refs, by_genre, n_samples=0, seed=seed)
+        if part:
+            row["system"] = part.point({f.name: f.baselines[CHRF] for f in with_refs}).as_dict()
+        table.append(row)
     best_ci = interval(best_preds, files, by_genre, n_samples=n_samples, seed=seed)
-    table.append(_row(f"best single input: {best_label}", best, best_ci))
+    row = _row(f"best single input: {best_label}", best, best_ci)
+    if view:
+        row["system"] = view.figures(best_preds).as_dict()
+    table.append(row)
     ranked = sorted(singles, key=lambda k: -np.nan_to_num(singles[k][2].criterion, nan=-9))
     for k in ranked:
         row = _row(k, singles[k][2])
         if k in checked:
             row["scrambles"] = round(checked[k], 4)
+        if view:
+            preds = held_out(files, singles[k][0], [singles[k][1]], by_genre)
+            row["system"] = view.point(preds).as_dict()
         table.append(row)
+    skipped = dict(view.skipped)
     if head_j is None:
         return {
             "ship": False,
             "decision": f"not shipped: no input scores real sentences above their shuffles "
             f"for {floor:.0%} of them",
             "table": table,
+            "system_level_skipped": skipped,
         }
-    is_best = len(inputs) == 1 and f"{inputs[0]} ({reading})" == best_label
-    if not (is_best or beats(head_j, best)) and best_label in robust:
-        # A fitted head that does not beat its best input on both means is overfitted: the
-        # input, which passes the scramble check, is shipped instead.
-        note = f"the fitted head ({', '.join(inputs)}) did not beat {best_label} on both means"
-        reading, name, head_j = singles[best_label]
-        inputs, is_best = (name,), True
-        preds = held_out(files, reading, inputs, by_genre)
-        table[0] = _row(
-            "head", head_j, interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
-        )
     ok_length = beats(head_j, minus)
     ok_best = is_best or beats(head_j, best)
     if ok_length and ok_best:
@@ -370,6 +458,7 @@ def decide(
             for r, s in by_reading.items()
         },
         "table": table,
+        "system_level_skipped": skipped,
     }
 
 
@@ -475,26 +564,72 @@ def choose_genre_heads(
     return sections, report
 
 
+def _lead_rows(table: Sequence[Mapping]) -> list[Mapping]:
+    """The rows a head is judged against: itself, the plain baselines, its best single input."""
+    out = []
+    for row in table:
+        out.append(row)
+        if row["label"].startswith("best single"):
+            break
+    return out
+
+
+def _system_cell(row: Mapping) -> str:
+    sys_ = row.get("system")
+    if not sys_:
+        return "–"
+    ci = sys_.get("accuracy_95")
+    acc = _fmt(sys_["accuracy"]) + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "")
+    return f"{acc} | {_fmt(sys_['rho'])}"
+
+
+def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[str]:
+    """A head's table as Markdown: per text (mean rho, mean per-input tau) and per system
+    (pairwise accuracy of system means, Spearman of system means), held out, with 95%
+    intervals where computed, and the head's per-file wins."""
+    out = [
+        "| | mean rho [95%] | mean tau [95%] | systems: pair accuracy [95%] | systems: rho |",
+        "|---|---|---|---|---|",
+    ]
+    chosen = _lead_rows(table) if rows is None else list(table)[:rows]
+    for row in chosen:
+        rci = row.get("rho_95") or [None, None]
+        tci = row.get("tau_95") or [None, None]
+        rho = _fmt(row["rho"]) + (
+            f" [{_fmt(rci[0])}, {_fmt(rci[1])}]" if rci[0] is not None else ""
+        )
+        tau = _fmt(row["tau"]) + (
+            f" [{_fmt(tci[0])}, {_fmt(tci[1])}]" if tci[0] is not None else ""
+        )
+        system = _system_cell(row)
+        out.append(f"| {row['label']} | {rho} | {tau} | {system if system != '–' else '– | –'} |")
+    head = next((r for r in table if r["label"] == "head"), None)
+    if head and head.get("wins"):
+        w = head["wins"]
+        out += [
+            "",
+            f"Per file, the head beats minus the length on {w[MINUS_LENGTH]} and its best "
+            f"single input on {w['best single input']} of {w['files']} held-out files "
+            "(rho + per-input tau).",
+        ]
+    return out
+
+
 def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
     """Each head's held-out means beside minus the length and its best single input."""
     for name, r in report.items():
         print(f"\n## {name}: {r['decision']}", file=out)
         if "table" not in r:
             continue
-        print(
-            f"reading {r['reading']}, inputs {', '.join(r['inputs'])}; held out: {r['held_out']}",
-            file=out,
-        )
-        print("| | mean rho [95%] | mean tau [95%] |", file=out)
-        print("|---|---|---|", file=out)
-        for row in r["table"][:3]:
-            rci = row.get("rho_95") or [None, None]
-            tci = row.get("tau_95") or [None, None]
+        if r.get("reading"):
             print(
-                f"| {row['label']} | {_fmt(row['rho'])} [{_fmt(rci[0])}, {_fmt(rci[1])}] | "
-                f"{_fmt(row['tau'])} [{_fmt(tci[0])}, {_fmt(tci[1])}] |",
+                f"reading {r['reading']}, inputs {', '.join(r['inputs'])}; "
+                f"held out: {r['held_out']}",
                 file=out,
             )
+        print("\n".join(table_markdown(r["table"])), file=out)
+        for f, why in (r.get("system_level_skipped") or {}).items():
+            print(f"system level: {f} skipped, {why}", file=out)
 
 
 HEADS_BEGIN, HEADS_END = "<!-- heads: written by python -m training.heads -->", "<!-- /heads -->"
@@ -504,7 +639,7 @@ def heads_markdown(card: Mapping) -> list[str]:
     """The card's heads as Markdown: per head, what it reads with which weight, and its held-out
     table (the head, minus the length, the best single input, then the next best inputs)."""
     out = ["## Heads", ""]
-    heads = {"general": card.get("calibration") or {}, **card.get("heads", {})}
+    heads = card_heads(card)
     report = card.get("heads_report", {})
     for name in sorted(report, key=lambda g: (g != "general", g)):
         r = report[name]
@@ -524,17 +659,12 @@ def heads_markdown(card: Mapping) -> list[str]:
                 "",
             ]
         if r.get("table"):
-            out += ["| | mean rho [95%] | mean tau [95%] |", "|---|---|---|"]
-            for row in r["table"][:8]:
-                rci = row.get("rho_95") or [None, None]
-                tci = row.get("tau_95") or [None, None]
-                rho = f"{_fmt(row['rho'])}" + (
-                    f" [{_fmt(rci[0])}, {_fmt(rci[1])}]" if rci[0] is not None else ""
-                )
-                tau = f"{_fmt(row['tau'])}" + (
-                    f" [{_fmt(tci[0])}, {_fmt(tci[1])}]" if tci[0] is not None else ""
-                )
-                out.append(f"| {row['label']} | {rho} | {tau} |")
+            lead = len(_lead_rows(r["table"]))
+            out += table_markdown(r["table"], rows=lead + 5)
+            out.append("")
+        for f, why in (r.get("system_level_skipped") or {}).items():
+            out.append(f"- system level: {f} skipped, {why}")
+        if r.get("system_level_skipped"):
             out.append("")
     command = next((h.get("command") for h in heads.values() if h.get("command")), None)
     if command:
@@ -556,19 +686,33 @@ def write_readme(folder: Path, card: Mapping) -> None:
 
 
 def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
-    """The general head becomes the card's `calibration`, the genre heads its `heads`; the
-    report of every head tried goes in `heads_report`. A pickled second stage left beside the
-    card is removed: every head is served from the card."""
+    """Every head goes in the card's `heads`, the general one as `heads["general"]` (an older
+    card's general head, under `calibration`, moves there unless replaced); the report of
+    every head tried goes in `heads_report`, and the card's `summary` is written from the heads
+    (`scorer.summary`). A pickled second stage left beside the card is removed: every head is
+    served from the card."""
     from scorer.bundle import CARD_FILE
-    from scorer.calibration import CALIBRATION_FILE
+    from scorer.calibration import CALIBRATION_FILE, GENERAL
+    from scorer.summary import summarize
 
     card = json.loads((folder / CARD_FILE).read_text())
-    if "general" in sections:
-        card["calibration"] = sections["general"]
+    general = sections.get(GENERAL) or card_heads(card).get(GENERAL)
+    if GENERAL in sections:
         (folder / CALIBRATION_FILE).unlink(missing_ok=True)
-    card["heads"] = {k: v for k, v in sections.items() if k != "general"}
-    keys = ("decision", "reading", "inputs", "held_out", "scrambles", "table")
+    card.pop("calibration", None)
+    card["heads"] = {GENERAL: general} if general else {}
+    card["heads"].update((k, v) for k, v in sections.items() if k != GENERAL)
+    keys = (
+        "decision",
+        "reading",
+        "inputs",
+        "held_out",
+        "scrambles",
+        "table",
+        "system_level_skipped",
+    )
     card["heads_report"] = {k: {x: v[x] for x in keys if x in v} for k, v in report.items()}
+    card["summary"] = summarize(card)
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     write_readme(folder, card)
 
@@ -663,9 +807,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _sys(row: Mapping) -> str:
+    """A table cell's system-level part: pair accuracy / rho of system means, held out."""
+    sys_ = row.get("system")
+    if not sys_:
+        return ""
+    return f"<br>systems {_fmt(sys_['accuracy'])} / {_fmt(sys_['rho'])}"
+
+
 def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
-    """Markdown, genre x tier, from the cards: each head's held-out rho / tau beside minus the
-    length and the tier's best single input (held out the same way), or why it has none."""
+    """Markdown, genre x tier, from the cards: each head's held-out rho / tau (per text) and
+    pair accuracy / rho of system means (per system, where the genre's files have six or more
+    systems) beside minus the length and the tier's best single input (held out the same way),
+    or why it has none."""
     from scorer.bundle import CARD_FILE
 
     cards = {t: json.loads((Path(models_dir) / t / CARD_FILE).read_text()) for t in tiers}
@@ -683,7 +837,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             table = {row["label"]: row for row in r.get("table", [])}
             row_minus = table.get(MINUS_LENGTH)
             if row_minus:  # tiers judged on the same sample share it; another is named
-                value = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}"
+                value = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}{_sys(row_minus)}"
                 if not minus:
                     minus = value
                 elif value not in minus:
@@ -693,10 +847,10 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             )
             if top:
                 name = top["label"].split(": ", 1)[1]
-                best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}<br>"
+                best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}{_sys(top)}<br>"
             if r["decision"].startswith("shipped") and "head" in table:
                 h = table["head"]
-                cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**")
+                cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**{_sys(h)}")
             else:
                 why = r["decision"].removeprefix("not shipped: ")
                 cells.append("none (one dataset)" if why.startswith("one dataset") else "none")

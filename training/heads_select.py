@@ -57,6 +57,7 @@ class HeadFile:
     groups: list[str]
     columns: dict[str, dict[str, np.ndarray]]  # reading -> input -> values
     baselines: dict[str, np.ndarray] = field(default_factory=dict)  # "minus length", ...
+    systems: list[str] = field(default_factory=list)  # each output's system ("" unnamed)
     _pairs: tuple | None = None
     _alone: dict = field(default_factory=dict)
 

@@ -50,6 +50,7 @@ class JudgedFile:
     groups: list[str]
     refs: list[list[str]]
     counts: dict[str, int] = field(default_factory=dict)
+    systems: list[str] = field(default_factory=list)  # each output's system ("" unnamed)
 
 
 def read_judged(
@@ -80,6 +81,7 @@ def read_judged(
         [j.group for j in kept],
         [list(j.refs) for j in kept],
         counts,
+        [j.system for j in kept],
     )
 
 

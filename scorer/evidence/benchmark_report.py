@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from scorer.evidence.benchmark_run import BenchmarkRun
 from scorer.evidence.genres import lodo_section
 
-__all__ = ["aggregate_table", "markdown", "summary_table", "versus_first_model_table"]
+__all__ = [
+    "aggregate_table",
+    "markdown",
+    "summary_table",
+    "system_table",
+    "versus_first_model_table",
+]
 
 STATISTICS = (
     ("spearman", "Spearman's rho over all outputs"),
@@ -120,6 +126,8 @@ def markdown(run: BenchmarkRun, *, full: bool = True, level: int = 3) -> str:
     for model in run.models:
         out += ["", f"{sub} {model}: the model beside the best baseline of each file", ""]
         out += _summary(run, model)
+    out += ["", f"{sub} System level: each system's mean score against its mean human score", ""]
+    out += system_table(run)
     if len(run.models) > 1:
         first = run.models[0]
         out += ["", f"{sub} Each model minus `{first}` [95% CI], same draws", ""]
@@ -134,6 +142,59 @@ def markdown(run: BenchmarkRun, *, full: bool = True, level: int = 3) -> str:
             out.append("")
             out += _full(run, what)
     return "\n".join(out) + "\n"
+
+
+def _acc(a) -> str:
+    if a is None:
+        return "–"
+    low, high = a.accuracy_95
+    ci = f" [{_num(low)}, {_num(high)}]" if math.isfinite(low) else ""
+    return f"{_num(a.accuracy)}{ci}"
+
+
+def system_table(run: BenchmarkRun) -> list[str]:
+    """Per file with a system-level view: the share of system pairs each model orders as people
+    do [95% CI over inputs] and the Spearman of system means, beside minus the length, chrF
+    (where the file has references) and the best single feature; then each file skipped and
+    why."""
+    rows, skipped = [], []
+    for f in run.files:
+        if not f.systems:
+            skipped.append(f"- {f.name}: skipped, {f.systems_skipped or 'no systems'}")
+            continue
+        a0 = next(iter(f.systems.values()))
+        cells = [f.name, str(a0.n_systems), str(a0.n_pairs)]
+        for m in run.models:
+            a = f.systems.get(m)
+            cells.append(f"{_acc(a)}; {_num(a.spearman) if a else '–'}")
+        for base in ("minus length", "chrF"):
+            a = f.systems.get(base)
+            cells.append(f"{_acc(a)}; {_num(a.spearman)}" if a else "–")
+        features = [k for k in f.systems if f.kinds.get(k) == "feature"]
+        top = max(features, key=lambda k: _key(f.systems[k].accuracy), default=None)
+        cells.append(
+            f"{top} {_num(f.systems[top].accuracy)}; {_num(f.systems[top].spearman)}"
+            if top
+            else "–"
+        )
+        rows.append(cells)
+    header = ["file", "systems", "pairs apart"]
+    header += [f"{m}: accuracy [95%]; rho" for m in run.models]
+    header += ["minus length", "chrF (references)", "best single feature"]
+    out = [
+        "Pairs of systems ordered as people order them by their means (pairs people rate "
+        "equal left out, a tie one half) [95% bootstrap interval over inputs]; rho: Spearman "
+        "of the system means. Human references are not systems here.",
+        "",
+    ]
+    out += _table(header, rows) if rows else ["No file has six or more systems."]
+    if skipped:
+        out += ["", "Files without a system-level view:", "", *skipped]
+    return out
+
+
+def _key(value: float) -> float:
+    return value if math.isfinite(value) else -math.inf
 
 
 def aggregate_table(runs: Sequence[BenchmarkRun]) -> str:

@@ -30,7 +30,8 @@ from scorer.evidence.benchmark_data import (
     model_columns,
     read_judged,
 )
-from scorer.evidence.genres import GENRES, genres_of
+from scorer.evidence.genres import GENRES, NOT_SYSTEMS, genres_of
+from scorer.evidence.system_level import SystemAgreement, SystemDraws, skip_reason
 
 __all__ = [
     "LODO_LABEL",
@@ -56,6 +57,9 @@ class FileResult:
     differences: dict[str, dict[str, Difference]]  # model -> statistic -> model - best
     # model (each after the first) -> statistic -> this model - the first model
     versus_first_model: dict[str, dict[str, Difference]] = field(default_factory=dict)
+    # System level (`scorer.evidence.system_level`): column -> its figures, or why none.
+    systems: dict[str, SystemAgreement] = field(default_factory=dict)
+    systems_skipped: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,7 @@ def file_columns(
                     features,
                     judged.counts,
                     extra,
+                    judged.systems,
                 )
             )
     return out
@@ -189,8 +194,24 @@ def _evaluate(files: list[FileColumns], *, n_samples: int, seed: int) -> list[Fi
                 seed=seed,
             )
             versus[label] = {w: d["first"] for w, d in boot.items() if d}
+        skipped = skip_reason(f.systems, not_a_generator=NOT_SYSTEMS.get(f.name))
+        by_system = {}
+        if skipped is None:
+            draws = SystemDraws(f.human, f.systems, f.groups, n_samples=n_samples, seed=seed)
+            by_system = {k: draws.agreement(x) for k, x in {**f.models, **others}.items()}
         results.append(
-            FileResult(f.name, f.counts, table, kinds, signs[f.name], best, differences, versus)
+            FileResult(
+                f.name,
+                f.counts,
+                table,
+                kinds,
+                signs[f.name],
+                best,
+                differences,
+                versus,
+                by_system,
+                skipped,
+            )
         )
     return results
 
@@ -231,14 +252,15 @@ def run_benchmark(
     (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
     computed in `n_jobs` processes where missing.
 
-    `protocol` "lodo": `second_stage(files, genres)` (`training.lodo.lodo_columns`: scorer
-    must not import training) returns, per file, a second stage's scores fitted on the other
-    files of its genre (folds of its inputs in a genre of one file) and how it was held out;
-    they are scored as one more model column, "calibrated (LODO)", beside the first model."""
+    `protocol` "lodo": `second_stage(files, genres)` (`training.calibrate.lodo_columns`:
+    scorer must not import training) returns, per file, a head's scores chosen and fitted on
+    the other files of its genre (folds of its inputs in a genre of one file) and how it was
+    held out; they are scored as one more model column, "calibrated (LODO)", beside the first
+    model."""
     if protocol not in ("plain", "lodo"):
         raise InputError(f"unknown protocol {protocol!r}; choose plain or lodo")
     if protocol == "lodo" and second_stage is None:
-        raise InputError("protocol lodo needs a second stage to fit (training.lodo)")
+        raise InputError("protocol lodo needs a head to fit (training.calibrate.benchmark_stage)")
     if not scorers:
         raise InputError("give at least one model")
     names = list(names or [s.name for s in scorers])
@@ -342,6 +364,8 @@ def as_dict(run: BenchmarkRun) -> dict:
                         k: {"kind": f.kinds[k], "sign": f.signs.get(k, 1.0), **asdict(a)}
                         for k, a in f.table.items()
                     },
+                    "system_level": {k: asdict(a) for k, a in f.systems.items()},
+                    "system_level_skipped": f.systems_skipped,
                 }
                 for f in run.files
             ],

@@ -13,26 +13,49 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["GENRES", "GENRE_NAMES", "genre_of", "genre_table", "genres_of", "lodo_section"]
+__all__ = [
+    "FLUENCY_FIELDS",
+    "GENRES",
+    "GENRE_NAMES",
+    "NOT_SYSTEMS",
+    "genre_of",
+    "genre_table",
+    "genres_of",
+    "lodo_section",
+]
 
 GENRES: dict[str, str] = {
     "webnlg2017": "data-to-text",
+    "webnlg2020": "data-to-text",
     "e2e2017": "data-to-text",
     "novikova2017_bagel": "data-to-text",
     "novikova2017_sfhot": "data-to-text",
     "novikova2017_sfres": "data-to-text",
     "mqm_newstest2020_zhen": "mt",
     "mqm_newstest2021_zhen": "mt",
+    "mqm_ted_zhen": "mt",
     "newsroom2018": "summaries",
     "feqa2020_grammaticality": "summaries",
     "dialsummeval2022": "summaries",
     "lau2020_acceptability": "acceptability",
+    "cola": "acceptability",
     "usr2020_personachat": "dialogue",
     "usr2020_topicalchat": "dialogue",
     "ji2022_dialogue": "dialogue",
 }
 # The genres a bundle's head may be fitted for, in the order they are listed.
 GENRE_NAMES: tuple[str, ...] = tuple(dict.fromkeys(GENRES.values()))
+# The field a fluency score is judged on where the default `score` rates more than fluency: the
+# MQM files' penalty counting fluency errors only (Fluency/* and Style/Awkward).
+FLUENCY_FIELDS: dict[str, str] = {
+    "mqm_newstest2020_zhen": "scores.fluency",
+    "mqm_newstest2021_zhen": "scores.fluency",
+    "mqm_ted_zhen": "scores.fluency",
+}
+# Files whose `system` is not a text generator, left out of the system-level view with the reason.
+NOT_SYSTEMS: dict[str, str] = {
+    "cola": "its `system` is the publication a sentence was quoted from, not a generator",
+}
 
 
 def genre_of(name: str, genres: Mapping[str, str] = GENRES) -> str:

@@ -1,7 +1,8 @@
 """Human judgement files (JSONL): one generated text a line, with its human scores.
 
 Each line has at least `text`, `score` (the default human score), `scores` (every dimension
-judged), `refs`, `group` (the input all competing outputs share) and `system`. A line may also
+judged), `refs` and `group` (the input all competing outputs share), and usually `system` (absent: "",
+and the file has no system-level view). A line may also
 carry `judges`: {judge id: raw rating}, the per-judge ratings that `agreement.z_normalise`
 turns into one normalised score (Bangalore et al. 2000, section 4.1). Fields are addressed by
 dotted paths: "score", "scores.fluency", "auto.bleu".
@@ -21,7 +22,7 @@ from scorer.errors import InputError
 
 __all__ = ["Judgement", "align_by_group", "field_values", "read_judgements"]
 
-REQUIRED = ("text", "score", "scores", "refs", "group", "system")
+REQUIRED = ("text", "score", "scores", "refs", "group")  # `system` may be absent: ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def _judgement(obj: Any, where: str) -> Judgement:
         scores=scores,
         refs=[str(r) for r in refs],
         group=str(obj["group"]),
-        system=str(obj["system"]),
+        system=str(obj.get("system") or ""),
         is_reference=bool(obj.get("is_reference", False)),
         judges=judges,
         raw=obj,

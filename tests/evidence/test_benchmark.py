@@ -5,6 +5,7 @@ model's): statistics, directions, the bootstrap, what is left out, the row cache
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -289,3 +290,45 @@ def test_several_models_are_each_compared_with_the_first(dev, tmp_path):
     assert as_dict(run)["files"][0]["versus_first_model"]["worse"]["spearman"]["ci_high"] < 0
     (alone,) = run_benchmark([StubScorer()], paths, **kwargs)
     assert alone.files[0].versus_first_model == {} and "Each model minus" not in markdown(alone)
+
+
+def test_the_system_view_skips_files_without_six_systems_and_the_segment_view_still_prints(
+    dev, tmp_path
+):
+    rng = np.random.default_rng(3)
+    rows, bare = [], []
+    for g in range(6):
+        for k in range(6):  # system k adds k "bad" words: people and the toy agree on the order
+            text = " ".join(["good"] * 4 + ["bad"] * (k % 3)) + f" {'ok ' * (k // 3)}. It ends."
+            row = {
+                "text": text,
+                "score": 6.0 - k + rng.normal(scale=0.1),
+                "scores": {},
+                "refs": ["good good good good. It ends."],
+                "group": f"g{g}",
+                "system": f"s{k}",
+            }
+            rows.append(row)
+            bare.append({k2: v for k2, v in row.items() if k2 != "system"})
+    _write(dev / "six.jsonl", rows)
+    _write(dev / "unnamed.jsonl", bare)  # no `system` field at all  # fmt: skip
+    paths = judgement_files(dev)
+    (run,) = run_benchmark(
+        [StubScorer()], paths, aggregates=["whole"], cache_dir=tmp_path / "rows", n_samples=100
+    )
+    by_name = {f.name: f for f in run.files}
+    assert by_name["one"].systems_skipped == "4 systems, fewer than 6"
+    assert by_name["unnamed"].systems_skipped == "its outputs name no system"
+    six = by_name["six"].systems
+    assert six["stub"].n_systems == 6 and six["stub"].n_pairs == 15
+    assert {"minus length", "chrF"} <= set(six)
+    low, high = six["stub"].accuracy_95
+    assert 0 <= low <= six["stub"].accuracy <= high <= 1 or math.isnan(low)
+    text = markdown(run)
+    assert "System level" in text
+    assert "- unnamed: skipped, its outputs name no system" in text
+    assert "- one: skipped, 4 systems, fewer than 6" in text
+    assert "| unnamed |" in text  # the segment view still prints the file
+    doc = as_dict(run)
+    assert json.dumps(doc)
+    assert {f["file"]: f["system_level_skipped"] for f in doc["files"]}["six"] is None

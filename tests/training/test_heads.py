@@ -17,7 +17,9 @@ from training.heads_select import (
 )
 
 
-def _file(name, genre, rng, n_groups=60, per=5, *, flip_x3=False, weights=(1.0, 0.5)):
+def _file(
+    name, genre, rng, n_groups=60, per=5, *, flip_x3=False, weights=(1.0, 0.5), systems=False
+):
     """A dataset whose people follow x1 and, less, x2; x3 is noise (or, flipped, reads the
     other way on this dataset); x4 tracks x1 closely."""
     n = n_groups * per
@@ -37,6 +39,7 @@ def _file(name, genre, rng, n_groups=60, per=5, *, flip_x3=False, weights=(1.0, 
             "weighted": {k: v + 0.5 * rng.normal(size=n) for k, v in cols.items()},
         },
         {"minus length": rng.normal(size=n)},
+        [f"s{i % per}" for i in range(n)] if systems else [],
     )
 
 
@@ -195,3 +198,36 @@ def test_a_head_that_reads_shuffles_as_real_text_is_never_chosen():
         by_reading["whole"].scrambles[tuple(sel.inputs[: k + 1])] >= 0.95
         for k in range(len(sel.inputs))
     )
+
+
+def test_a_head_that_wins_on_few_files_is_fragile_and_ships_its_input():
+    """People follow x1 everywhere; on d0 and d1 they follow x2 as much, on the other three a
+    little. Adding x2 lifts the held-out means through d0 and d1 and costs the other three: the
+    fitted head beats x1 on both means but on two files of five, so x1 ships."""
+    rng = np.random.default_rng(11)
+    files = [_file(f"d{k}", "g", rng, weights=(1.0, 1.5)) for k in (0, 1)]
+    files += [_file(f"d{k}", "g", rng, weights=(1.0, 0.3)) for k in (2, 3, 4)]
+    sections, report = choose_genre_heads(files, ["whole"], n_samples=100)
+    r = report["g"]
+    assert "fragile" in r["decision"] and "2 of 5" in r["decision"], r["decision"]
+    assert r["inputs"] == ["gleu"] and sections["g"]["inputs"] == ["gleu"]
+    assert r["table"][0]["wins"]["files"] == 5
+
+
+def test_every_head_is_judged_per_system_where_files_have_six_systems():
+    rng = np.random.default_rng(12)
+    files = [_file(f"a{k}", "alpha", rng, per=6, systems=True) for k in range(3)]
+    files += [_file("b0", "beta", rng, per=6, systems=True), _file("b1", "beta", rng)]
+    _, report = choose_genre_heads(files, ["whole"], n_samples=60)
+    for name in ("general", "alpha"):
+        table = report[name]["table"]
+        for row in table[:3]:
+            sys_ = row["system"]
+            assert 0 <= sys_["accuracy"] <= 1 and -1 <= sys_["rho"] <= 1
+            assert set(sys_["per_file"]) <= {f.name for f in files}
+            low, high = sys_["accuracy_95"]
+            assert low <= high
+        assert "system" in table[-1] and "accuracy_95" not in table[-1]["system"]
+    assert report["general"]["system_level_skipped"] == {"b1": "its outputs name no system"}
+    wins = report["alpha"]["table"][0]["wins"]
+    assert wins["files"] == 3 and 0 <= wins["minus length"] <= 3
