@@ -39,7 +39,6 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import DERIVED, GLEU_INPUT, card_heads
-from training.heads_systems import system_view
 from training.heads_select import (
     Fitted,
     HeadFile,
@@ -54,6 +53,7 @@ from training.heads_select import (
     judge,
     select_head,
 )
+from training.heads_systems import system_view
 
 __all__ = ["READINGS", "choose_genre_heads", "head_files", "main", "sample_outputs", "section"]
 
@@ -175,14 +175,17 @@ def head_files(
 
 
 def chrf_column(texts: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
-    """Sentence chrF of each text against its references (sacrebleu's defaults), the reference
-    metric people compare systems with, as a baseline: a reference-free head that loses to it
-    is still the one to use where there are no references."""
-    from sacrebleu.metrics import CHRF as Chrf
+    """Sentence chrF of each text against its references (`fluency benchmark`'s baseline), the
+    reference metric people compare systems with: a reference-free head that loses to it is
+    still the one to use where there are no references."""
+    from features.accuracy import Chrf
 
     metric = Chrf()
     return np.array(
-        [metric.sentence_score(t, list(r)).score for t, r in zip(texts, refs, strict=True)]
+        [
+            metric.from_stats(metric.segment_stats(t, r), sentence=True)
+            for t, r in zip(texts, refs, strict=True)
+        ]
     )
 
 

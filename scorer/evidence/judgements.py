@@ -1,8 +1,8 @@
 """Human judgement files (JSONL): one generated text a line, with its human scores.
 
 Each line has at least `text`, `score` (the default human score), `scores` (every dimension
-judged), `refs` and `group` (the input all competing outputs share), and usually `system` (absent: "",
-and the file has no system-level view). A line may also
+judged), `refs` and `group` (the input all competing outputs share), and usually `system`
+(absent: "", and the file has no system-level view). A line may also
 carry `judges`: {judge id: raw rating}, the per-judge ratings that `agreement.z_normalise`
 turns into one normalised score (Bangalore et al. 2000, section 4.1). Fields are addressed by
 dotted paths: "score", "scores.fluency", "auto.bleu".

@@ -1,6 +1,5 @@
 """System-level agreement against examples computed by hand, and the benchmark's system view."""
 
-import json
 import math
 
 import numpy as np
