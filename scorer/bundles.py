@@ -2,7 +2,7 @@
 
 Bundles built on the same GLEU base (`models/default` and `models/data-to-text` are one GLEU
 stage under two second stages) read the same feature rows from the same artefacts.
-`load_scorers` loads each bundle's own parts (card checks, head, calibration stage) and gives
+`load_scorers` loads each bundle's own parts (card checks, GLEU stage, heads) and gives
 bundles whose artefacts (LM, unigram table, constituency parser: the files their cards
 record) and spaCy pipeline are the same one `features.resources.Resources`, so the LM and the
 parsers are loaded once; bundles that also read the same extractors share one
@@ -24,8 +24,10 @@ from typing import Any
 from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureRows
+from scorer.calibration import GENERAL, card_heads
 from scorer.errors import ModelLoadError
 from scorer.scoring import FluencyScorer, load_scorer
+from scorer.summary import summarize
 
 __all__ = [
     "configured_models",
@@ -138,13 +140,17 @@ def load_configured_all(
 
 def describe(scorer: FluencyScorer) -> dict[str, Any]:
     """What a client choosing among loaded bundles needs to know of one: its name, the hash of
-    its GLEU stage, whether it has a calibration stage and for which genre it scores a request
-    that names none (its genre head's, else its calibration's when its card says), how it reads
-    a text of several sentences, its card's one-line description, if any, the genre heads a
-    request may name (`genres_of`) and why the others tried were not shipped."""
+    its GLEU stage, whether it has a head and for which genre it scores a request that names
+    none (its genre head's, else its general head's when its card says), how it reads a text
+    of several sentences, a summary written from its card's heads (`scorer.summary`, after the
+    card's own `description`, if any), the genre heads a request may name (`genres_of`) and
+    why the others tried were not shipped."""
     card = scorer.card
-    section = card.get("calibration") or {}
-    summary = card.get("description") or card.get("summary")
+    section = card_heads(card).get(GENERAL) or {}
+    description = card.get("description")
+    summary = summarize(card)
+    if isinstance(description, str) and description.strip():
+        summary = f"{description.strip()} {summary}"
     genres = genres_of(scorer)
     served = {g["name"] for g in genres}
     return {
@@ -154,7 +160,7 @@ def describe(scorer: FluencyScorer) -> dict[str, Any]:
         "genre": scorer.genre or (section.get("genre") if isinstance(section, dict) else None),
         "aggregate": scorer.aggregate_for(),
         "features": list(card.get("features", [])),
-        "summary": summary if isinstance(summary, str) else None,
+        "summary": summary,
         "genres": genres,
         "genres_not_shipped": {
             str(name): str(report.get("decision") or "not shipped")
@@ -172,7 +178,8 @@ def genre_name(scorer: FluencyScorer) -> str:
 def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:
     """[{"name", "aggregate", "held_out"}] of each head a request may name (`scorer.genres`:
     "general" first): how it reads a text of several sentences, and its held-out agreement with
-    people ({"rho", "tau", "rho_95", "tau_95"}, the first row of its card's `heads_report`
+    people ({"rho", "tau", "rho_95", "tau_95"} per text, and "system": {"accuracy", "rho",
+    "accuracy_95", "rho_95"} per system or None; the first row of its card's `heads_report`
     table) where the card reports one for the head it ships, else None."""
     report = _heads_report(scorer.card)
     out = []
@@ -187,11 +194,21 @@ def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:
                 "name": name,
                 "aggregate": scorer.for_genre(name).aggregate_for(),
                 "held_out": (
-                    {k: row.get(k) for k in ("rho", "tau", "rho_95", "tau_95")} if row else None
+                    {k: row.get(k) for k in ("rho", "tau", "rho_95", "tau_95")}
+                    | {"system": _system(row.get("system"))}
+                    if row
+                    else None
                 ),
             }
         )
     return out
+
+
+def _system(figures: Any) -> dict[str, Any] | None:
+    """A head's held-out system-level figures as the card records them (None: not judged so)."""
+    if not isinstance(figures, Mapping):
+        return None
+    return {k: figures.get(k) for k in ("accuracy", "rho", "accuracy_95", "rho_95")}
 
 
 def _heads_report(card: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

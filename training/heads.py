@@ -39,6 +39,7 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import DERIVED, GLEU_INPUT, card_heads
+from scorer.evidence.benchmark_data import sample_outputs
 from training.heads_select import (
     Fitted,
     HeadFile,
@@ -60,37 +61,6 @@ __all__ = ["READINGS", "choose_genre_heads", "head_files", "main", "sample_outpu
 READINGS = ("whole", "weighted", "sum")
 MINUS_LENGTH = "minus length"
 CHRF = "chrF (references)"
-
-
-def sample_outputs(
-    groups: Sequence[str],
-    max_outputs: int,
-    seed: int,
-    n_words: Sequence[int] | None = None,
-    max_words: int = 0,
-) -> np.ndarray:
-    """Positions of whole inputs (groups), drawn in a seeded order until `max_outputs` outputs
-    or `max_words` words (`n_words` per output) are reached (0: no limit), in file order."""
-    words = np.zeros(len(groups)) if n_words is None else np.asarray(n_words, dtype=float)
-    if (max_outputs <= 0 or len(groups) <= max_outputs) and (
-        max_words <= 0 or words.sum() <= max_words
-    ):
-        return np.arange(len(groups))
-    inputs = list(dict.fromkeys(groups))
-    order = np.random.default_rng(seed).permutation(len(inputs))
-    size: dict[str, int] = {}
-    length: dict[str, float] = {}
-    for g, w in zip(groups, words, strict=True):
-        size[g] = size.get(g, 0) + 1
-        length[g] = length.get(g, 0.0) + w
-    keep, n, total = set(), 0, 0.0
-    for k in order:
-        if (max_outputs > 0 and n >= max_outputs) or (max_words > 0 and total >= max_words):
-            break
-        keep.add(inputs[k])
-        n += size[inputs[k]]
-        total += length[inputs[k]]
-    return np.array([i for i, g in enumerate(groups) if g in keep])
 
 
 def text_columns(

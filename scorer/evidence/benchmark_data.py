@@ -29,9 +29,11 @@ __all__ = [
     "EMPTY_OUTPUTS",
     "JudgedFile",
     "baseline_columns",
+    "cut",
     "is_empty_output",
     "model_columns",
     "read_judged",
+    "sample_outputs",
 ]
 
 EMPTY_OUTPUTS = ("", "null", "none")
@@ -176,3 +178,56 @@ def baseline_columns(
                 ]
             )
     return out
+
+
+def sample_outputs(
+    groups: Sequence[str],
+    max_outputs: int,
+    seed: int,
+    n_words: Sequence[int] | None = None,
+    max_words: int = 0,
+) -> np.ndarray:
+    """Positions of whole inputs (groups), drawn in a seeded order until `max_outputs` outputs
+    or `max_words` words (`n_words` per output) are reached (0: no limit), in file order."""
+    words = np.zeros(len(groups)) if n_words is None else np.asarray(n_words, dtype=float)
+    if (max_outputs <= 0 or len(groups) <= max_outputs) and (
+        max_words <= 0 or words.sum() <= max_words
+    ):
+        return np.arange(len(groups))
+    inputs = list(dict.fromkeys(groups))
+    order = np.random.default_rng(seed).permutation(len(inputs))
+    size: dict[str, int] = {}
+    length: dict[str, float] = {}
+    for g, w in zip(groups, words, strict=True):
+        size[g] = size.get(g, 0) + 1
+        length[g] = length.get(g, 0.0) + w
+    keep, n, total = set(), 0, 0.0
+    for k in order:
+        if (max_outputs > 0 and n >= max_outputs) or (max_words > 0 and total >= max_words):
+            break
+        keep.add(inputs[k])
+        n += size[inputs[k]]
+        total += length[inputs[k]]
+    return np.array([i for i, g in enumerate(groups) if g in keep])
+
+
+def cut(judged: JudgedFile, max_outputs: int, max_words: int, seed: int) -> JudgedFile:
+    """`judged` cut by whole inputs to `max_outputs` outputs and `max_words` words
+    (`sample_outputs`; 0: no limit), the same outputs `training.heads` fits and judges on."""
+    if max_outputs <= 0 and max_words <= 0:
+        return judged
+    n_words = [len(t.split()) for t in judged.texts]
+    keep = sample_outputs(judged.groups, max_outputs, seed, n_words, max_words)
+    if len(keep) == len(judged.texts):
+        return judged
+    counts = dict(judged.counts, n_kept=len(keep), n_cut=len(judged.texts) - len(keep))
+    return JudgedFile(
+        judged.name,
+        judged.sha256,
+        [judged.texts[i] for i in keep],
+        judged.human[keep],
+        [judged.groups[i] for i in keep],
+        [judged.refs[i] for i in keep],
+        counts,
+        [judged.systems[i] for i in keep] if judged.systems else [],
+    )

@@ -141,7 +141,24 @@ def markdown(run: BenchmarkRun, *, full: bool = True, level: int = 3) -> str:
             )
             out.append("")
             out += _full(run, what)
+        out += ["", f"{sub} System level: pair accuracy of system means, every column", ""]
+        out += _full_systems(run)
     return "\n".join(out) + "\n"
+
+
+def _full_systems(run: BenchmarkRun) -> list[str]:
+    files = [f for f in run.files if f.systems]
+    if not files:
+        return ["No file has six or more systems."]
+    columns = list(dict.fromkeys(k for f in files for k in f.systems))
+    kinds = {k: f.kinds[k] for f in files for k in f.kinds}
+    rows = []
+    for k in columns:
+        label = f"**{k}**" if kinds.get(k) == "model" else k
+        cells = [label, _signs(run, k) if kinds.get(k) == "feature" else kinds.get(k, "")]
+        cells += [_num(f.systems[k].accuracy) if k in f.systems else "–" for f in files]
+        rows.append(cells)
+    return _table(["column", "direction", *(f.name for f in files)], rows)
 
 
 def _acc(a) -> str:

@@ -27,6 +27,7 @@ from scorer.evidence.benchmark import (
 from scorer.evidence.benchmark_data import (
     baseline_columns,
     baseline_rows,
+    cut,
     model_columns,
     read_judged,
 )
@@ -123,12 +124,15 @@ def file_columns(
     keep_references,
     n_jobs,
     readings=False,
+    cut_to: tuple[int, int, int] = (0, 0, 12345),
 ) -> dict[str, list[FileColumns]]:
-    """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached."""
+    """{aggregate: [FileColumns per file]}: every model under every aggregate, rows cached;
+    with `cut_to` (max outputs, max words, seed) each file cut by whole inputs first."""
     out: dict[str, list[FileColumns]] = {how: [] for how in aggregates}
     for path in tqdm(paths, desc="files", unit=" file"):
         field_name = field_of(path.stem, human_field)
         judged = read_judged(path, human_field=field_name, keep_references=keep_references)
+        judged = cut(judged, *cut_to)
         if len(judged.texts) < 5:
             raise InputError(f"{path}: {len(judged.texts)} outputs kept, need at least 5")
         per_model = {}
@@ -247,6 +251,8 @@ def run_benchmark(
     second_stage=None,
     genres: Mapping[str, str] | None = None,
     readings: bool | None = None,
+    max_outputs: int = 0,
+    max_words: int = 0,
 ) -> list[BenchmarkRun]:
     """One `BenchmarkRun` per aggregate. Feature rows come from each scorer's rows
     (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
@@ -279,6 +285,7 @@ def run_benchmark(
         keep_references=keep_references,
         n_jobs=n_jobs,
         readings=protocol == "lodo" if readings is None else readings,
+        cut_to=(max_outputs, max_words, seed),
     )
     file_genres = genres_of([p.stem for p in paths], genres or GENRES)
     held_out: dict[str, dict[str, str]] = {how: {} for how in aggregates}

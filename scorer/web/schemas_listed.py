@@ -30,7 +30,7 @@ def listed_model() -> dict[str, Any]:
             "default": {"type": "boolean"},
             "calibrated": {
                 "type": "boolean",
-                "description": "the bundle has a calibration stage: `fluency` is on the human "
+                "description": "the bundle scores with a head: `fluency` is on the human "
                 "scale, `gleu` is the GLEU stage's",
             },
             "model_sha256": {
@@ -40,20 +40,24 @@ def listed_model() -> dict[str, Any]:
             "genre": {
                 **string_or_null,
                 "description": "the genre it scores for when a request names none (its "
-                "calibration's where the card says)",
+                "general head's where the card says)",
             },
             "aggregate": {
                 "type": "string",
                 "description": "how a text of several sentences is read",
             },
-            "summary": {**string_or_null, "description": "the card's one-line description"},
+            "summary": {
+                "type": "string",
+                "description": "what its GLEU stage and each head read, and how, written from "
+                "its card (after the card's own `description`, if any)",
+            },
             "features": {"type": "array", "items": {"type": "string"}},
             "path": {"type": "string"},
             "genres": {
                 "type": "array",
                 "items": _genre(),
                 "description": "the heads a request's `genre` may name, `general` (the "
-                "calibration stage) first where the bundle has one",
+                "general head) first where the bundle has one",
             },
             "genres_not_shipped": {
                 "type": "object",
@@ -75,6 +79,25 @@ def _genre() -> dict[str, Any]:
             "tau": {**number_or_null, "description": "mean Kendall tau"},
             "rho_95": {"oneOf": [interval, {"type": "null"}]},
             "tau_95": {"oneOf": [interval, {"type": "null"}]},
+            "system": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "accuracy": {
+                                **number_or_null,
+                                "description": "share of system pairs whose mean scores are "
+                                "ordered as their mean human scores",
+                            },
+                            "rho": {**number_or_null, "description": "Spearman of system means"},
+                            "accuracy_95": {"oneOf": [interval, {"type": "null"}]},
+                            "rho_95": {"oneOf": [interval, {"type": "null"}]},
+                        },
+                    },
+                    {"type": "null"},
+                ],
+                "description": "per system, on held-out files of six or more systems",
+            },
         },
     }
     return {

@@ -332,3 +332,16 @@ def test_the_system_view_skips_files_without_six_systems_and_the_segment_view_st
     doc = as_dict(run)
     assert json.dumps(doc)
     assert {f["file"]: f["system_level_skipped"] for f in doc["files"]}["six"] is None
+
+
+def test_a_cut_keeps_whole_inputs_and_counts_what_it_left(dev):
+    from scorer.evidence.benchmark_data import cut
+
+    judged = read_judged(dev / "one.jsonl")
+    small = cut(judged, 10, 0, 12345)
+    assert 10 <= len(small.texts) < len(judged.texts)
+    assert small.counts["n_cut"] == len(judged.texts) - len(small.texts)
+    for g in set(small.groups):  # every output of a kept input is kept
+        assert small.groups.count(g) == judged.groups.count(g)
+    assert cut(judged, 0, 0, 12345) is judged
+    assert cut(judged, 10, 0, 12345).texts == small.texts  # seeded
