@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = [
     "Fitted",
@@ -118,6 +117,10 @@ def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    # Imported here: `fluency score` imports this module for its argument parser, and SciPy's
+    # statistics are a second of every scoring process's start-up.
+    from scipy.stats import rankdata
+
     rx, ry = rankdata(x), rankdata(y)
     if np.ptp(rx) == 0 or np.ptp(ry) == 0:
         return float("nan")

@@ -25,7 +25,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = [
     "MIN_SYSTEMS",
@@ -83,6 +82,14 @@ def pairwise_accuracy(score_means: np.ndarray, human_means: np.ndarray) -> tuple
         return math.nan, 0
     agree = (ps[keep] == hs[keep]) + 0.5 * (ps[keep] == 0)
     return float(agree.mean()), n
+
+
+def rankdata(a, **options) -> np.ndarray:
+    """SciPy's `rankdata`, imported when first called: `fluency score` imports this module for
+    its argument parser, and `scipy.stats` is about a second of a process's start-up."""
+    from scipy.stats import rankdata as scipy_rankdata
+
+    return scipy_rankdata(a, **options)
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
