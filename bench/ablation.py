@@ -1,13 +1,13 @@
 """Each extractor's share of the default's agreement with people, beside what it costs.
 
-The default's recipe is a GLEU stage and a second stage fitted on human judgements of some
-genres, judged by leaving one genre out (`fluency benchmark --protocol lodo --across-genres`;
-`training.recipes`). Here that recipe (read from `models/default/card.json` unless given: its
-regressor, inputs, reading and fit genres) runs once on every input, then once without each
-extractor's columns in the second stage's inputs, and once on the GLEU stages of `models/fast`
+A general head is chosen by leaving one genre out (`training.heads_select`; `fluency benchmark
+--protocol lodo --across-genres`). Here each genre is scored by a head chosen and fitted on the
+other genres (`training.calibrate.lodo_columns`, texts read as the default's general head reads
+them unless `--aggregate` says otherwise) once with every column, then once without each
+extractor's columns among the candidate inputs, and once on the GLEU stages of `models/fast`
 (the default without Link Grammar, whose columns the GLEU stage itself also reads) and
 `models/full` (with benepar).
-A row's figures are the mean over files of rho and of per-input tau, each file scored by a stage
+A row's figures are the mean over files of rho and of per-input tau, each file scored by a head
 that never saw its genre; "- all" is the drop against the first row, with a paired-bootstrap 95%
 interval over inputs, pooled over files by their mean.
 
@@ -35,7 +35,7 @@ from scorer.config import from_env
 from scorer.evidence.benchmark import Pairs, agreement
 from scorer.evidence.benchmark_run import file_columns, judgement_files
 from scorer.evidence.genres import GENRES, genres_of
-from training.lodo import logo_columns
+from training.calibrate import lodo_columns
 
 # What a fluency scorer claims to measure on the MT files: fluency errors only.
 MT_FLUENCY = {"mqm_newstest2020_zhen": "scores.fluency", "mqm_newstest2021_zhen": "scores.fluency"}
@@ -51,11 +51,8 @@ def _without(files, prefix: str):
     ]
 
 
-def held_out(files, genres, recipe) -> dict[str, np.ndarray]:
-    regressor, inputs, fit_genres = recipe
-    scores, _ = logo_columns(
-        files, genres, regressors=[regressor], input_sets=[inputs], fit_genres=fit_genres
-    )
+def held_out(files, genres, fit_genres) -> dict[str, np.ndarray]:
+    scores, _ = lodo_columns(files, genres, across="genres", fit_genres=fit_genres)
     return scores
 
 
@@ -138,8 +135,6 @@ def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--dev", default="../shared/dev", help="folder of judgement files")
     ap.add_argument("--aggregate", help="how a text of several sentences is read")
-    ap.add_argument("--regressor", help="the second stage's regressor")
-    ap.add_argument("--inputs", help="features or features+readings")
     ap.add_argument("--fit-genre", action="append", help="the genres it is fitted on; repeat")
     ap.add_argument("--samples", type=int, default=200, help="bootstrap resamples")
     ap.add_argument("--jobs", type=int, default=2, help="feature worker processes")
@@ -150,14 +145,9 @@ def main() -> None:
     config = from_env()
     paths = judgement_files(args.dev)
     genres = genres_of([p.stem for p in paths], GENRES)
-    section = json.loads((MODELS_DIR / "default" / "card.json").read_text())["calibration"]
+    section = json.loads((MODELS_DIR / "default" / "card.json").read_text())["heads"]["general"]
     how = args.aggregate or section["aggregate"]
-    fitted = sorted(set(section.get("genres", {}).values()))
-    recipe = (
-        args.regressor or section["regressor"],
-        args.inputs or section["input_set"],
-        args.fit_genre or fitted or None,
-    )
+    recipe = args.fit_genre or None
     bases = {}
     for name, scorer in zip(
         ("default", "fast", "full"),
@@ -173,7 +163,7 @@ def main() -> None:
             human_field={"": "score", **MT_FLUENCY},
             keep_references=False,
             n_jobs=args.jobs,
-            readings=True,
+            readings=False,
         )
         bases[name] = cols[how]
     files = bases["default"]
@@ -182,7 +172,7 @@ def main() -> None:
     rows["all (default)"] = (files, reference)
     extractors = sorted({k.split("/")[0] for k in files[0].features})
     for ex in extractors:
-        rows[f"without {ex} (second stage)"] = (
+        rows[f"without {ex} (head inputs)"] = (
             files,
             held_out(_without(files, ex + "/"), genres, recipe),
         )
@@ -195,8 +185,8 @@ def main() -> None:
         held_out(bases["full"], genres, recipe),
     )
     print(
-        f"held out by genre, {len(files)} files, read {how}; {recipe[0]} [{recipe[1]}] fitted "
-        f"on {', '.join(recipe[2] or ['every genre'])}; MQM on scores.fluency; "
+        f"held out by genre, {len(files)} files, read {how}; heads chosen and fitted on "
+        f"{', '.join(recipe or ['every genre'])}; MQM on scores.fluency; "
         f"intervals: {args.samples} paired-bootstrap draws over inputs"
     )
     print("| inputs | mean rho | mean tau | - all, rho [95% CI] | - all, tau [95% CI] |")

@@ -40,7 +40,7 @@ def parser_limit(spacy_model: str | Sequence[str] | None = None) -> int:
 
 
 def _why_not(text: Any, limit: int | None) -> str | None:
-    from scorer.scoring import is_blank
+    from scorer.limits import is_blank
 
     if not isinstance(text, str):
         return f"not a string but {type(text).__name__}"

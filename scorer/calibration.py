@@ -1,10 +1,13 @@
-"""The calibration stage of a bundle: the GLEU distance and features mapped onto a human scale.
+"""The heads of a bundle: its second stages, the GLEU score and features mapped onto people's scale.
 
-A bundle may carry, beside its GLEU pipeline, `calibration.joblib`: a scikit-learn regressor
-fitted by `fluency calibrate` from [GLEU distance, feature columns...] to human scores
-z-normalised within each judgement file, so its output reads "standard deviations above the
-average judged output". The card's `calibration` section names the inputs in order and the
-file's SHA-256, checked before the file is unpickled, as the GLEU stage's is.
+A bundle's first stage is its GLEU stage (`scorer.gleu_stage`); its heads, each fitted on
+human scores z-normalised within each judgement file, read its GLEU score and a few columns,
+so their output reads "standard deviations above the average judged output". The card's
+`heads` holds them by genre, the general head under `heads["general"]` (`card_heads`; a card
+written by 0.10.0 or earlier keeps the general head in a section `calibration`, still read).
+A section names the inputs in order and either the linear weights, served as NumPy arithmetic,
+or the SHA-256 of `calibration.joblib`, a pickled regressor checked before it is unpickled,
+as the GLEU stage's file is.
 """
 
 from __future__ import annotations
@@ -21,19 +24,24 @@ from features.errors import ModelLoadError
 __all__ = [
     "CALIBRATION_FILE",
     "DERIVED",
+    "GENERAL",
     "GLEU_INPUT",
     "READINGS",
     "Calibration",
+    "card_heads",
     "linear_form",
     "load_calibration",
     "load_genre_heads",
     "load_head_section",
     "reading_columns",
     "with_derived",
+    "without_general_head",
 ]
 
 CALIBRATION_FILE = "calibration.joblib"
 GLEU_INPUT = "gleu"
+GENERAL = "general"  # the head of every genre, in the card's `heads` beside the genre heads
+_OLD_GENERAL = "calibration"  # where cards written by 0.10.0 or earlier keep the general head
 # What the GLEU stage alone cannot weigh by genre: a text read both ways (whole, and sentence by
 # sentence), its least and most fluent sentence, how many sentences, how long, and the LM's
 # log10 probability of all of it. A second stage may read them beside the features.
@@ -139,7 +147,7 @@ class Calibration:
         wanted = [c for c in self.inputs[1:] if c in READINGS]
         if wanted:
             if readings is None:
-                raise ModelLoadError("this calibration stage reads READINGS: pass `readings`")
+                raise ModelLoadError("this head reads READINGS: pass `readings`")
             blocks.append(np.column_stack([np.asarray(readings[c], dtype=float) for c in wanted]))
         X = np.hstack(blocks)
         if self.clip is not None:
@@ -149,8 +157,8 @@ class Calibration:
 
 class LinearStage:
     """A linear second stage as NumPy arithmetic: X @ coef + intercept. The card carries it
-    (`calibration.linear`), so serving a linear calibration imports no scikit-learn (about
-    1 s and 140 MiB a process, as for the GLEU stage's `scorer.head`)."""
+    (each head's `linear`), so serving a linear head imports no scikit-learn (about 1 s and
+    140 MiB a process, as for the GLEU stage's `scorer.gleu_stage`)."""
 
     def __init__(self, coef: Sequence[float], intercept: float):
         self.coef = np.asarray(coef, dtype=np.float64)
@@ -192,20 +200,40 @@ def linear_form(model: Any) -> dict[str, Any] | None:
     return None
 
 
+def card_heads(card: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """{genre: card section} of every head the card holds, the general head first: its
+    `heads`, where the general head is `heads["general"]`, or, in a card written by 0.10.0
+    or earlier, its `calibration`."""
+    heads = card.get("heads") or {}
+    if not isinstance(heads, Mapping):
+        raise ModelLoadError("the card's heads must map a genre to a head")
+    general = heads.get(GENERAL) or card.get(_OLD_GENERAL)
+    out: dict[str, Mapping[str, Any]] = {GENERAL: general} if general else {}
+    out.update((str(genre), section) for genre, section in heads.items() if genre != GENERAL)
+    return out
+
+
+def without_general_head(card: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `card` with its general head removed (new and old places), genre heads kept."""
+    out = {k: v for k, v in card.items() if k != _OLD_GENERAL}
+    if isinstance(out.get("heads"), Mapping):
+        out["heads"] = {k: v for k, v in out["heads"].items() if k != GENERAL}
+    return out
+
+
 def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Calibration | None:
-    """The bundle's general head (its card's `calibration`), or None when its card has none."""
-    section = card.get("calibration")
-    return load_head_section(folder, card, section) if section else None
+    """The bundle's general head (`card_heads`), or None when its card has none."""
+    section = card_heads(card).get(GENERAL)
+    return load_head_section(folder, card, section, what="general head") if section else None
 
 
 def load_genre_heads(folder: str | Path, card: Mapping[str, Any]) -> dict[str, Calibration]:
-    """{genre: head} of the card's `heads`: the second stages fitted for one genre each."""
-    heads = card.get("heads") or {}
-    if not isinstance(heads, Mapping):
-        raise ModelLoadError(f"{folder}: the card's heads must map a genre to a head")
+    """{genre: head} of the card's genre heads: the second stages fitted for one genre each
+    (the general head is `load_calibration`'s)."""
     return {
-        str(genre): load_head_section(folder, card, section, what=f"head {genre!r}")
-        for genre, section in heads.items()
+        genre: load_head_section(folder, card, section, what=f"head {genre!r}")
+        for genre, section in card_heads(card).items()
+        if genre != GENERAL
     }
 
 
@@ -214,7 +242,7 @@ def load_head_section(
     card: Mapping[str, Any],
     section: Mapping[str, Any],
     *,
-    what: str = "calibration",
+    what: str = "general head",
 ) -> Calibration:
     """One second stage of a bundle from its card section: linear ones from the card's
     weights, any other from `calibration.joblib` (its SHA-256 checked first)."""
@@ -228,7 +256,7 @@ def load_head_section(
         raise ModelLoadError(f"{folder}: the card's {what} inputs put readings last")
     if missing:
         raise ModelLoadError(f"{folder}: the {what} reads columns the model lacks: {missing}")
-    clip = _clip(folder, section.get("clip"), len(inputs))
+    clip = _clip(folder, section.get("clip"), len(inputs), what)
     linear = section.get("linear")
     if linear:  # NumPy arithmetic from the card: no pickle, no scikit-learn
         coef = linear.get("coef", [])
@@ -256,7 +284,7 @@ def load_head_section(
     return Calibration(model, inputs, section.get("aggregate"), clip)
 
 
-def _clip(folder, section: Mapping[str, Any] | None, n: int):
+def _clip(folder, section: Mapping[str, Any] | None, n: int, what: str):
     """The card's `clip` bounds as two arrays (None in the card: unbounded), or None."""
     if not section:
         return None
@@ -264,7 +292,6 @@ def _clip(folder, section: Mapping[str, Any] | None, n: int):
     high = [np.inf if v is None else float(v) for v in section.get("high", [])]
     if len(low) != n or len(high) != n:
         raise ModelLoadError(
-            f"{folder}: the card's calibration clip has {len(low)} and {len(high)} bounds "
-            f"for {n} inputs"
+            f"{folder}: the card's {what} clip has {len(low)} and {len(high)} bounds for {n} inputs"
         )
     return np.asarray(low), np.asarray(high)

@@ -10,7 +10,7 @@ contribution of feature i is an occlusion estimate, f(z) - f(z with z_i = 0): ho
 changes when that feature alone is put back to its training mean. The terms need not add up;
 `residual` says by how much they miss, and `method` says which reading was used.
 
-A bundle whose second stage is linear (`scorer.calibration.LinearStage`: fluency = c0 +
+A bundle whose head (second stage) is linear (`scorer.calibration.LinearStage`: fluency = c0 +
 c_gleu * gleu + sum_j c_j * x_j + sum_r c_r * reading_r) is read back the same way, onto the
 fluency it serves (`calibrated`): each feature's share is c_gleu times its share of the GLEU
 score plus c_j * (x_j - mean_j), x_j as the stage reads it (within the range it was fitted on),
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scorer.head import PipelineHead, linear_weights
+from scorer.gleu_stage import PipelineGleuStage, linear_weights
 
 __all__ = [
     "Contribution",
@@ -60,12 +60,12 @@ class Contributions:
 
 def contributions(model, rows: Sequence[Mapping[str, float]]) -> list[Contributions]:
     """Contributions for feature rows (as `features.extract` yields them). `model` is a
-    bundle's GLEU stage as the scorer holds it (`scorer.head`: a `LinearHead`, or a
-    `PipelineHead` over a fitted pipeline), or a fitted pipeline itself."""
+    bundle's GLEU stage as the scorer holds it (`FluencyScorer.gleu_svm`: a `LinearGleuStage`,
+    or a `PipelineGleuStage` over a fitted pipeline), or a fitted pipeline itself."""
     if not rows:
         return []
     if not hasattr(model, "standardize"):
-        model = PipelineHead(model)
+        model = PipelineGleuStage(model)
     names = list(model.columns)
     X = model.vectorize(rows)
     Z = model.standardize(X)

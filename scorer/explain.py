@@ -141,9 +141,9 @@ def explain_texts(
     text_rows = seg.aggregate_rows(rows, how, values)
     fluency = gleu
     if how == "sum":  # sentence by sentence, each sentence's intercept counted once
-        explained = summed(contributions(scorer.head, rows), seg.index)
+        explained = summed(contributions(scorer.gleu_svm, rows), seg.index)
     else:
-        explained = contributions(scorer.head, text_rows)
+        explained = contributions(scorer.gleu_svm, text_rows)
     if calibration is not None:
         readings = scorer.readings(filled) if calibration.needs_readings else None
         fluency = calibration.apply(gleu, text_rows, readings)

@@ -37,9 +37,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer.errors import InputError
-from scorer.scoring import check_texts
 
-__all__ = ["REFUSED_CHARS", "CostError", "Limits", "blank_chars", "count_tokens"]
+__all__ = [
+    "REFUSED_CHARS",
+    "CostError",
+    "Limits",
+    "blank_chars",
+    "check_texts",
+    "count_tokens",
+    "is_blank",
+]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -63,6 +70,42 @@ def blank_chars() -> str:
         for c in range(sys.maxunicode + 1)
         if chr(c).isspace() or unicodedata.category(chr(c)) == "Cf"
     )
+
+
+def is_blank(text: str) -> bool:
+    """Nothing to read: only whitespace and invisible format characters (Unicode Cf: zero-width
+    space, BOM, joiners, direction marks), which spaCy would otherwise make tokens of."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def check_texts(
+    texts: Sequence[Any],
+    *,
+    max_batch: int | None = None,
+    max_chars: int | None = None,
+    what: str = "sentences",
+) -> list[str]:
+    """Refuse what cannot be scored, with a reason: not a list, not strings, empty, too many,
+    too long. Control characters and odd Unicode are scored as they are."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InputError(f"{what} must be a list of strings, got {type(texts).__name__}")
+    if not texts:
+        raise InputError(f"{what} is empty: give at least one text")
+    if max_batch is not None and len(texts) > max_batch:
+        raise InputError(f"{len(texts)} {what}, at most {max_batch} per call")
+    out = []
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise InputError(f"{what}[{i}] is {type(t).__name__}, expected a string")
+        if is_blank(t):
+            raise InputError(
+                f"{what}[{i}] is empty, or only whitespace and invisible characters: "
+                "nothing to score"
+            )
+        if max_chars is not None and len(t) > max_chars:
+            raise InputError(f"{what}[{i}] has {len(t)} characters, at most {max_chars}")
+        out.append(t)
+    return out
 
 
 class CostError(InputError):

@@ -1,8 +1,8 @@
 """The fluency model: an sklearn Pipeline over extracted features, saved as a checked bundle.
 
 What a bundle holds and how it is checked: `scorer.bundle`. A linear model is also saved as
-`head.json` (`scorer.head`), which scoring reads without scikit-learn; this module is what
-training and the tools that need the fitted pipeline itself import.
+`gleu_stage.json` (`scorer.gleu_stage`), which scoring reads without scikit-learn; this module
+is what training and the tools that need the fitted pipeline itself import.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from scorer.bundle import (
     sha256_file,
 )
 from scorer.errors import ModelLoadError
-from scorer.head import write_head
+from scorer.gleu_stage import CARD_SECTION, write_gleu_stage
 
 __all__ = [
     "DEFAULT_FEATURES",
@@ -226,7 +226,7 @@ def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> 
     extractor = pipeline.named_steps["extract"]
     check_is_fitted(extractor)
     joblib.dump(pipeline, out / MODEL_FILE, compress=3)
-    head = write_head(pipeline, out)
+    stage = write_gleu_stage(pipeline, out)
     import spacy
 
     full = {
@@ -242,9 +242,10 @@ def save_model(pipeline: Pipeline, out: str | Path, card: Mapping[str, Any]) -> 
         },
         "model_sha256": sha256_file(out / MODEL_FILE),
     }
-    full.pop("head", None)
-    if head is not None:
-        full["head"] = head
+    full.pop("head", None)  # where a card written by 0.10.0 or earlier named it
+    full.pop(CARD_SECTION, None)
+    if stage is not None:
+        full[CARD_SECTION] = stage
     (out / CARD_FILE).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n")
     return out
 

@@ -49,7 +49,7 @@ _SCALE = {"bleu": 100.0, "chrf": 100.0, "nist": 10.0}
 class Ranked:
     index: int  # position in the input
     text: str
-    fluency: float  # calibrated where the bundle has a calibration stage, else = gleu
+    fluency: float  # the head's score where the bundle has heads, else = gleu
     combined: float
     accuracy: dict[str, float] = field(default_factory=dict)
     gleu: float = float("nan")  # the GLEU stage's signed distance

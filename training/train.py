@@ -422,7 +422,7 @@ def _resources_used(features: Sequence[str], resources: Resources) -> dict[str, 
             path = artefact.path(resources).resolve()
             if artefact.package and path == artefact.default.resolve():
                 # A file of an installed package (the SmolLM2 weights): named by package, found
-                # wherever that package is installed (scorer.scoring._recorded_artefact).
+                # wherever that package is installed (scorer.artefacts.recorded_artefact).
                 out[artefact.key] = f"{artefact.package}:{path.name}"
                 out[f"{artefact.key}_sha256"] = sha256_file(path)
                 continue

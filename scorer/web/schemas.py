@@ -20,9 +20,9 @@ __all__ = ["ref", "schemas", "text_pattern"]
 _REF = "#/components/schemas/"
 
 FLUENCY = (
-    "larger is more fluent: with a calibrated model (its card has a `calibration` section), "
-    "the human-scale score, in standard deviations above the average judged output of the "
-    "development judgements; otherwise the same as `gleu`"
+    "larger is more fluent: the score of the model's head for the genre asked (its card's "
+    "`heads`), in standard deviations above the average judged output of the development "
+    "judgements; for a model without heads the same as `gleu`"
 )
 GLEU = "the GLEU stage's SVM signed distance (Mutton et al. 2007); > 0: the side of real text"
 

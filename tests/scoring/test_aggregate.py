@@ -91,7 +91,7 @@ def test_features_of_a_split_text_come_with_its_sentence_count(default):
 @pytest.mark.parametrize("text", ["", "  \n", "\u200b\u200b\ufeff", "\u200d \u2060"])
 def test_invisible_only_text_is_refused_like_empty_text(text):
     from scorer.errors import InputError
-    from scorer.scoring import check_texts, is_blank
+    from scorer.limits import check_texts, is_blank
 
     assert is_blank(text)
     with pytest.raises(InputError, match="nothing to score"):

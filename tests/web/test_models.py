@@ -5,6 +5,7 @@ feature rows, so a text is parsed once for both. Then the same through real guni
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -29,6 +30,7 @@ from scorer import load_scorers
 from scorer.bundles import configured_models
 from scorer.config import from_env
 from scorer.errors import ModelLoadError
+from scorer.summary import summarize
 from scorer.web import create_app
 
 NAMES = ["default", "data-to-text"]
@@ -124,6 +126,13 @@ def test_models_lists_each_with_its_card_summary(client):
     assert listed["data-to-text"]["genre"] == "data-to-text"
     assert listed["default"]["aggregate"] in {"whole", "weighted", "mean", "min"}
     assert client.get("/v1/model").get_json()["serving"]["models"] == NAMES
+    # the summary is written from the card's heads (the alias shares the default's card)
+    card = json.loads((MODELS_DIR / "default" / "card.json").read_text())
+    summary = listed["default"]["summary"]
+    assert summary == listed["data-to-text"]["summary"] == summarize(card) == card["summary"]
+    assert summary.startswith("GLEU stage: a linear ranking SVM over ")
+    assert "General head: " in summary and "ridge" not in summary
+    assert all(f" {genre} (" in summary for genre in card["heads"] if genre != "general")
 
 
 def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, client, monkeypatch):
@@ -131,7 +140,7 @@ def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, cli
     default, calibrated = models["default"], models["data-to-text"]
     assert default.resources is calibrated.resources
     assert default.rows is calibrated.rows
-    assert default.head is not calibrated.head and calibrated.calibration is not None
+    assert default.gleu_svm is not calibrated.gleu_svm and calibrated.calibration is not None
 
     parsed: list[str] = []
     real_parse = features.rows.parse

@@ -47,8 +47,9 @@ def test_a_token_run_or_a_loop_does_not_read_as_fluent_and_the_head_is_the_pipel
     assert s[loop * 60] < s[loop * 5] + 0.1 < s[real]
     rows = scorer.sentence_rows(texts)
     pipeline, _ = load_model("neural", MODELS_DIR)
-    assert np.array_equal(scorer.head.decision_function(rows), pipeline[1:].decision_function(rows))
-    assert scorer.head.caps is not None
+    from_stage = scorer.gleu_svm.decision_function(rows)
+    assert np.array_equal(from_stage, pipeline[1:].decision_function(rows))
+    assert scorer.gleu_svm.caps is not None
 
 
 def _corrupt_copy(models_dir, tmp_path, *, name="neural-corrupt"):

@@ -1,14 +1,19 @@
 """A bundle's GLEU stage as scoring reads it: feature rows in, signed distances out.
 
+The GLEU stage is the first of a bundle's two stages: the ranking SVM whose signed distance is
+the GLEU score. The second stages, fitted on people's ratings, are the heads
+(`scorer.calibration`); nothing here is one.
+
 The fitted pipeline (`scorer.model`) is extract -> DictVectorizer -> StandardScaler -> SVM.
 When the SVM is linear (`RankSVM` without a kernel map: every shipped model), all that scoring
 needs of it is five arrays: the column order, the scaler's mean and scale, the weights and the
 intercept, and, for a ranker fitted from 0.9.0, the caps it holds each input within
-(`scorer.model.RankSVM.cap`; `null` where a side is open). `head.json` holds them, written
-beside `model.joblib` when the bundle is saved and hash-checked through the card (section
-`head`) when it is loaded. Scoring then runs on NumPy alone: scikit-learn, with the SciPy and
-pandas it imports, is about 1 s and 135 MiB of a process's start-up, and only training, a
-non-linear model or a calibration stage load it.
+(`scorer.model.RankSVM.cap`; `null` where a side is open). `gleu_stage.json` holds them,
+written beside `model.joblib` when the bundle is saved and hash-checked through the card
+(section `gleu_stage`) when it is loaded. A bundle saved by 0.10.0 or earlier names the same
+file `head.json` in a section `head`; both are read (`stage_file`). Scoring then runs on
+NumPy alone: scikit-learn, with the SciPy and pandas it imports, is about 1 s and 135 MiB of
+a process's start-up, and only training, a non-linear model or a pickled head load it.
 
 Why not the pipeline itself: unpickling it imports scikit-learn. The arithmetic here is the
 pipeline's own, step for step in float64 (missing columns 0 as DictVectorizer fills them,
@@ -28,21 +33,27 @@ import numpy as np
 from features.errors import ModelLoadError
 
 __all__ = [
-    "HEAD_FILE",
-    "LinearHead",
-    "PipelineHead",
+    "CARD_SECTION",
+    "GLEU_STAGE_FILE",
+    "LinearGleuStage",
+    "PipelineGleuStage",
     "linear_arrays",
-    "load_head",
-    "write_head",
+    "load_gleu_stage",
+    "stage_file",
+    "write_gleu_stage",
 ]
 
-HEAD_FILE = "head.json"
+GLEU_STAGE_FILE = "gleu_stage.json"
+CARD_SECTION = "gleu_stage"
+# Cards written by 0.10.0 or earlier: section `head`, file `head.json` (the same content).
+_OLD_SECTION, _OLD_FILE = "head", "head.json"
+# The file's own format names, kept as they were so that shipped files keep their hashes.
 _FORMAT = "fluency-linear-head/2"  # /2 adds the caps; /1 (no caps) still loads
 _FORMATS = ("fluency-linear-head/1", _FORMAT)
 
 
-class LinearHead:
-    """score = cap((x - mean) / scale) @ coef + intercept, over `columns` in order; `low` and
+class LinearGleuStage:
+    """GLEU score = cap((x - mean) / scale) @ coef + intercept, over `columns` in order; `low` and
     `high` are the caps (None: none)."""
 
     def __init__(
@@ -64,12 +75,16 @@ class LinearHead:
         self.intercept = float(intercept)
         n = len(self.columns)
         if not (self.mean.shape == self.scale.shape == self.coef.shape == (n,)):
-            raise ValueError(f"a linear head needs {n} means, scales and weights, one per column")
+            raise ValueError(
+                f"a linear GLEU stage needs {n} means, scales and weights, one per column"
+            )
         self.caps = None
         if low is not None or high is not None:
             caps = _bounds(low, -np.inf, n), _bounds(high, np.inf, n)
             if caps[0].shape != (n,) or caps[1].shape != (n,):
-                raise ValueError(f"a linear head's caps need {n} bounds a side, one per column")
+                raise ValueError(
+                    f"a linear GLEU stage's caps need {n} bounds a side, one per column"
+                )
             self.caps = caps
 
     def vectorize(self, rows: Sequence[Mapping[str, float]]) -> np.ndarray:
@@ -93,8 +108,9 @@ class LinearHead:
         return self.coef, self.intercept
 
 
-class PipelineHead:
-    """The same interface over a fitted pipeline (non-linear models, bundles without a head)."""
+class PipelineGleuStage:
+    """The same interface over a fitted pipeline (non-linear models, bundles saved without
+    `gleu_stage.json`)."""
 
     def __init__(self, pipeline):
         self.pipeline = pipeline
@@ -148,10 +164,10 @@ def linear_weights(svm) -> tuple[np.ndarray, float] | None:
 
 
 def linear_arrays(pipeline) -> dict[str, Any] | None:
-    """What `head.json` holds, or None when the pipeline is not one that a head reproduces
-    exactly: a ranking SVM without a kernel map after a standard scaler. (SVC with a linear
-    kernel is linear too, but libsvm sums its support vectors in another order, so its
-    scores would differ in the last digits.)"""
+    """What `gleu_stage.json` holds, or None when the pipeline is not one that
+    `LinearGleuStage` reproduces exactly: a ranking SVM without a kernel map after a standard
+    scaler. (SVC with a linear kernel is linear too, but libsvm sums its support vectors in
+    another order, so its scores would differ in the last digits.)"""
     steps = pipeline.named_steps
     svm, scaler = pipeline.steps[-1][1], steps.get("scale")
     if type(svm).__name__ != "RankSVM" or getattr(svm, "map_", None) is not None:
@@ -175,37 +191,53 @@ def linear_arrays(pipeline) -> dict[str, Any] | None:
     }
 
 
-def write_head(pipeline, folder: str | Path) -> dict[str, str] | None:
-    """Write `head.json` for a linear pipeline; the card section naming it (file and
-    SHA-256), or None (and no file) when the pipeline is not linear."""
+def write_gleu_stage(pipeline, folder: str | Path) -> dict[str, str] | None:
+    """Write `gleu_stage.json` for a linear pipeline; the card section naming it (file and
+    SHA-256), or None (and no file) when the pipeline is not linear. A `head.json` of an older
+    save in the same folder is removed: the card names one file or the other."""
     from scorer.bundle import sha256_file
 
     arrays = linear_arrays(pipeline)
-    path = Path(folder) / HEAD_FILE
+    path = Path(folder) / GLEU_STAGE_FILE
+    (Path(folder) / _OLD_FILE).unlink(missing_ok=True)
     if arrays is None:
         path.unlink(missing_ok=True)
         return None
     # json writes each float's shortest repr, which reads back as the same float64.
     path.write_text(json.dumps(arrays, indent=1) + "\n")
-    return {"file": HEAD_FILE, "sha256": sha256_file(path)}
+    return {"file": GLEU_STAGE_FILE, "sha256": sha256_file(path)}
 
 
-def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
-    """The bundle's linear head, or None when its card names none."""
+def stage_file(card: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """(file name, card section) of the bundle's linear GLEU stage, from the card's `gleu_stage`
+    (file `gleu_stage.json`) or, in a card written by 0.10.0 or earlier, its `head` (file
+    `head.json`); None when the card names neither."""
+    for key, name in ((CARD_SECTION, GLEU_STAGE_FILE), (_OLD_SECTION, _OLD_FILE)):
+        section = card.get(key)
+        if section:
+            if not isinstance(section, Mapping) or section.get("file", name) != name:
+                raise ModelLoadError(f"the card's {key} must name the file {name}")
+            return name, section
+    return None
+
+
+def load_gleu_stage(folder: str | Path, card: Mapping[str, Any]) -> LinearGleuStage | None:
+    """The bundle's linear GLEU stage, or None when its card names none."""
     from scorer.bundle import check_hash
 
-    section = card.get("head")
-    if not section:
+    named = stage_file(card)
+    if named is None:
         return None
-    path = Path(folder) / HEAD_FILE
+    name, section = named
+    path = Path(folder) / name
     if not path.is_file():
-        raise ModelLoadError(f"{folder}: the card names a linear head but {path} is absent")
+        raise ModelLoadError(f"{folder}: the card names a linear GLEU stage but {path} is absent")
     check_hash(path, section.get("sha256"))
     try:
         data = json.loads(path.read_text())
         if data.get("format") not in _FORMATS:
             raise ValueError(f"format {data.get('format')!r}, expected one of {_FORMATS}")
-        head = LinearHead(
+        stage = LinearGleuStage(
             data["features"],
             data["columns"],
             data["mean"],
@@ -216,9 +248,9 @@ def load_head(folder: str | Path, card: Mapping[str, Any]) -> LinearHead | None:
             data.get("high"),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ModelLoadError(f"{path} is not a readable linear head: {exc}") from exc
-    if list(head.features) != list(card["features"]) or list(head.columns) != list(
-        card.get("feature_columns", head.columns)
+        raise ModelLoadError(f"{path} is not a readable linear GLEU stage: {exc}") from exc
+    if list(stage.features) != list(card["features"]) or list(stage.columns) != list(
+        card.get("feature_columns", stage.columns)
     ):
         raise ModelLoadError(f"{path} does not match its card's features and columns")
-    return head
+    return stage

@@ -1,5 +1,5 @@
-"""The linear head (`head.json`) against the fitted pipeline it was exported from, and what a
-scoring process imports: real models, real parsers, real feature rows."""
+"""The linear GLEU stage (`gleu_stage.json`) against the fitted pipeline it was exported from,
+and what a scoring process imports: real models, real parsers, real feature rows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ import pytest
 
 from features.resources import MODELS_DIR
 from scorer.errors import ModelLoadError
-from scorer.head import HEAD_FILE, LinearHead, PipelineHead, linear_arrays
+from scorer.gleu_stage import (
+    GLEU_STAGE_FILE,
+    LinearGleuStage,
+    PipelineGleuStage,
+    linear_arrays,
+    load_gleu_stage,
+)
 from scorer.model import load_model
 from scorer.scoring import load_scorer
 
@@ -28,28 +34,26 @@ TEXTS = [
 
 
 @pytest.mark.parametrize("name", ["default", "full", "fast"])
-def test_the_head_scores_exactly_as_the_pipeline(name):
+def test_the_linear_stage_scores_exactly_as_the_pipeline(name):
     scorer = load_scorer(name)
-    assert isinstance(scorer.head, LinearHead)
+    assert isinstance(scorer.gleu_svm, LinearGleuStage)
     rows = scorer.sentence_rows(TEXTS)
-    from_head = scorer.head.decision_function(rows)
+    from_stage = scorer.gleu_svm.decision_function(rows)
     pipeline, _ = load_model(name, MODELS_DIR)
     from_pipeline = pipeline[1:].decision_function(rows)
-    assert np.array_equal(from_head, from_pipeline)  # bit for bit, not approximately
-    # and the head that would be written today is the shipped one
-    shipped = json.loads((MODELS_DIR / name / HEAD_FILE).read_text())
+    assert np.array_equal(from_stage, from_pipeline)  # bit for bit, not approximately
+    # and the file that would be written today is the shipped one
+    shipped = json.loads((MODELS_DIR / name / GLEU_STAGE_FILE).read_text())
     assert linear_arrays(pipeline) == shipped
     # a missing column reads as 0, as DictVectorizer fills it
     partial = [{k: v for k, v in rows[0].items() if not k.startswith("surface.")}]
     assert np.array_equal(
-        scorer.head.decision_function(partial), pipeline[1:].decision_function(partial)
+        scorer.gleu_svm.decision_function(partial), pipeline[1:].decision_function(partial)
     )
 
 
-def test_a_capped_head_round_trips_and_scores_exactly_as_its_pipeline(tmp_path):
-    """A ranker fitted from 0.9.0 writes its caps (format /2, null where a side is open); the
-    head read back from JSON caps as the pipeline does, on rows far outside the training range
-    as well as inside it."""
+def _ranker():
+    """A capped ranking SVM over two columns, fitted on 400 made-up rows; (pipeline, rows)."""
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
@@ -73,29 +77,56 @@ def test_a_capped_head_round_trips_and_scores_exactly_as_its_pipeline(tmp_path):
     )
     pipeline.named_steps["extract"].fit()
     pipeline[1:].fit(rows, y)
+    return pipeline, rows
+
+
+def test_a_capped_stage_round_trips_and_scores_exactly_as_its_pipeline(tmp_path):
+    """A ranker fitted from 0.9.0 writes its caps (format /2, null where a side is open); the
+    stage read back from JSON caps as the pipeline does, on rows far outside the training range
+    as well as inside it."""
+    pipeline, rows = _ranker()
     arrays = linear_arrays(pipeline)
     assert arrays["format"] == "fluency-linear-head/2"
     assert None in arrays["low"] + arrays["high"]  # each input is open on one side
-    (tmp_path / HEAD_FILE).write_text(json.dumps(arrays))
-    data = json.loads((tmp_path / HEAD_FILE).read_text())
+    (tmp_path / GLEU_STAGE_FILE).write_text(json.dumps(arrays))
+    data = json.loads((tmp_path / GLEU_STAGE_FILE).read_text())
     keys = ("features", "columns", "mean", "scale", "coef", "intercept", "low", "high")
-    head = LinearHead(*(data[k] for k in keys))
+    stage = LinearGleuStage(*(data[k] for k in keys))
     far = [
         {"surface.v2/n_tokens": 900.0, "lm.v1/mean_logprob": 0.0},
         {"surface.v2/n_tokens": 1.0, "lm.v1/mean_logprob": -40.0},
     ]
     for probe in (rows[:20], far):
-        assert np.array_equal(head.decision_function(probe), pipeline[1:].decision_function(probe))
+        assert np.array_equal(stage.decision_function(probe), pipeline[1:].decision_function(probe))
     inside = pipeline[1:].decision_function(rows)
-    assert head.decision_function(far[:1])[0] <= inside.max()  # capped on its raising side
-    assert head.decision_function(far[1:])[0] < inside.min()  # open on its lowering side
+    assert stage.decision_function(far[:1])[0] <= inside.max()  # capped on its raising side
+    assert stage.decision_function(far[1:])[0] < inside.min()  # open on its lowering side
+
+
+def test_saving_over_an_old_bundle_writes_the_new_names(tmp_path):
+    """A model saved into the folder of a bundle written by 0.10.0 (`head.json`, card section
+    `head`) leaves `gleu_stage.json` named by the card's `gleu_stage`, and neither old name."""
+    from scorer.bundle import sha256_file
+    from scorer.model import save_model
+
+    pipeline, rows = _ranker()
+    (tmp_path / "head.json").write_text("{}")
+    save_model(pipeline, tmp_path, {"name": "x", "head": {"file": "head.json", "sha256": "0"}})
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert "head" not in card and not (tmp_path / "head.json").exists()
+    assert card["gleu_stage"] == {
+        "file": GLEU_STAGE_FILE,
+        "sha256": sha256_file(tmp_path / GLEU_STAGE_FILE),
+    }
+    stage = load_gleu_stage(tmp_path, card)
+    assert np.array_equal(stage.decision_function(rows), pipeline[1:].decision_function(rows))
 
 
 def test_the_lazy_pipeline_is_the_bundles_and_takes_over_scoring():
     scorer = load_scorer("fast")
     before = scorer.score(TEXTS[:3])
     assert scorer.pipeline.named_steps["extract"].features_ == scorer.features
-    assert isinstance(scorer.head, PipelineHead)
+    assert isinstance(scorer.gleu_svm, PipelineGleuStage)
     assert scorer.score(TEXTS[:3]) == before
 
 
@@ -131,36 +162,45 @@ def _copy(tmp_path, name="fast"):
     return folder
 
 
-def test_a_corrupt_or_missing_head_is_refused_with_a_reason(tmp_path):
+def test_a_corrupt_or_missing_stage_is_refused_with_a_reason(tmp_path):
     folder = _copy(tmp_path)
-    head = folder / HEAD_FILE
-    text = head.read_text()
-    head.write_text(text.replace('"intercept": ', '"intercept": 1'))
+    stage = folder / GLEU_STAGE_FILE
+    text = stage.read_text()
+    stage.write_text(text.replace('"intercept": ', '"intercept": 1'))
     with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
         load_scorer("fast", models_dir=tmp_path)
-    head.unlink()
+    stage.unlink()
     with pytest.raises(ModelLoadError, match="is absent"):
         load_scorer("fast", models_dir=tmp_path)
 
 
-def test_a_head_that_does_not_parse_is_refused(tmp_path):
+def test_a_stage_that_does_not_parse_is_refused(tmp_path):
     from scorer.bundle import sha256_file
 
     folder = _copy(tmp_path)
-    (folder / HEAD_FILE).write_text('{"format": "fluency-linear-head/1", "columns": []}')
+    (folder / GLEU_STAGE_FILE).write_text('{"format": "fluency-linear-head/1", "columns": []}')
     card = json.loads((folder / "card.json").read_text())
-    card["head"]["sha256"] = sha256_file(folder / HEAD_FILE)
+    card["gleu_stage"]["sha256"] = sha256_file(folder / GLEU_STAGE_FILE)
     (folder / "card.json").write_text(json.dumps(card))
-    with pytest.raises(ModelLoadError, match="not a readable linear head"):
+    with pytest.raises(ModelLoadError, match="not a readable linear GLEU stage"):
         load_scorer("fast", models_dir=tmp_path)
 
 
-def test_a_bundle_without_a_head_scores_through_its_pipeline(tmp_path):
+def test_a_card_naming_another_file_is_refused(tmp_path):
     folder = _copy(tmp_path)
     card = json.loads((folder / "card.json").read_text())
-    del card["head"]
+    card["gleu_stage"]["file"] = "../default/gleu_stage.json"
     (folder / "card.json").write_text(json.dumps(card))
-    (folder / HEAD_FILE).unlink()
+    with pytest.raises(ModelLoadError, match=r"must name the file gleu_stage\.json"):
+        load_scorer("fast", models_dir=tmp_path)
+
+
+def test_a_bundle_without_a_linear_stage_scores_through_its_pipeline(tmp_path):
+    folder = _copy(tmp_path)
+    card = json.loads((folder / "card.json").read_text())
+    del card["gleu_stage"]
+    (folder / "card.json").write_text(json.dumps(card))
+    (folder / GLEU_STAGE_FILE).unlink()
     plain = load_scorer("fast", models_dir=tmp_path)
-    assert isinstance(plain.head, PipelineHead)
+    assert isinstance(plain.gleu_svm, PipelineGleuStage)
     assert plain.score(TEXTS) == load_scorer("fast").score(TEXTS)

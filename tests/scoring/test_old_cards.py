@@ -1,0 +1,72 @@
+"""A bundle written by 0.10.0 or earlier names its GLEU stage `head` (file `head.json`) and keeps
+its general head under `calibration`; it loads and scores as the same bundle written today, and
+saving the model again writes the new names."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from features.resources import MODELS_DIR
+from scorer.calibration import GENERAL, card_heads
+from scorer.gleu_stage import GLEU_STAGE_FILE, LinearGleuStage
+from scorer.scoring import load_scorer
+
+TEXTS = [
+    "The company said its profit rose sharply in the first quarter.",
+    "profit the rose company quarter said first sharply in its the.",
+    "The Eagle is a coffee shop near Burger King. It serves Italian food. It serve food food.",
+]
+
+
+def _old_form(tmp_path, name: str = "default"):
+    """A copy of a shipped bundle with its card and files as 0.10.0 wrote them."""
+    folder = tmp_path / name
+    shutil.copytree(MODELS_DIR / name, folder)
+    card = json.loads((folder / "card.json").read_text())
+    stage = card.pop("gleu_stage")
+    card["head"] = {**stage, "file": "head.json"}
+    (folder / GLEU_STAGE_FILE).rename(folder / "head.json")
+    heads = dict(card["heads"])
+    card["calibration"] = heads.pop(GENERAL)
+    card["heads"] = heads
+    (folder / "card.json").write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return folder, card
+
+
+def test_an_old_card_loads_and_scores_every_head_as_the_new_one(tmp_path):
+    _, card = _old_form(tmp_path)
+    assert "general" not in card["heads"] and "gleu_stage" not in card
+    old, new = load_scorer("default", models_dir=tmp_path), load_scorer("default")
+    assert isinstance(old.gleu_svm, LinearGleuStage)  # the linear stage, not the pickle
+    assert old.genres == new.genres == ["general", "data-to-text", "mt", "summaries"]
+    for genre in old.genres:
+        a = old.score_texts(TEXTS, genre=genre)
+        b = new.score_texts(TEXTS, genre=genre)
+        assert [s.score for s in a] == [s.score for s in b], genre
+        assert [s.gleu for s in a] == [s.gleu for s in b], genre
+    assert card_heads(card) == card_heads(new.card)
+
+
+def test_an_old_card_whose_head_file_changed_is_refused(tmp_path):
+    from scorer.errors import ModelLoadError
+
+    folder, _ = _old_form(tmp_path)
+    path = folder / "head.json"
+    path.write_text(path.read_text().replace('"intercept": ', '"intercept": 1'))
+    with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
+        load_scorer("default", models_dir=tmp_path)
+
+
+def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
+    _old_form(tmp_path)
+    for scorer in (load_scorer("default", models_dir=tmp_path), load_scorer("default")):
+        bare = scorer.gleu_stage()
+        assert bare.calibration is None and bare.genres == ["general"]
+        assert GENERAL not in card_heads(bare.card)
+        assert set(card_heads(bare.card)) == {"data-to-text", "mt", "summaries"}
+        assert [s.score for s in bare.score_texts(TEXTS)] == [
+            s.gleu for s in scorer.score_texts(TEXTS)
+        ]
