@@ -28,6 +28,7 @@ import itertools
 import logging
 import math
 import unicodedata
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +116,19 @@ def _load(resources) -> _Parser:
         max_parse_time=seconds,
         short_length=_SHORT_LENGTH,
     )
-    return _Parser(dictionary, options)
+    parser = _Parser(dictionary, options)
+    # The binding's Dictionary.__del__ calls into its module's globals. A parser still held at
+    # interpreter exit (a module-level cache, a worker's state) was otherwise freed after those
+    # globals were torn down, and printed "Exception ignored in: Dictionary.__del__ ...
+    # TypeError". This frees the dictionary when the parser goes, or at exit (weakref.finalize
+    # runs with atexit, before any module is torn down), whichever comes first; later calls of
+    # __del__ find nothing left to free. Its sentences and linkages never outlive a parse.
+    weakref.finalize(parser, _free, dictionary)
+    return parser
+
+
+def _free(dictionary) -> None:
+    dictionary.__del__()
 
 
 # A token spaCy tags as a proper noun (NNP, NNPS) reaches Link Grammar with a capital. Its
