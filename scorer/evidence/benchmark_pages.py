@@ -1,5 +1,5 @@
 """The `--results` pages of `fluency benchmark`: the tables of `benchmark_report` as a folder
-of Markdown pages (`docs/results/`), each marked as generated, with the command that made it,
+of Markdown pages (`--results DIR`), each marked as generated, with the command that made it,
 the date and the versions at its top; `command_line` rebuilds that command from the parsed
 arguments."""
 

@@ -221,7 +221,7 @@ def _add_benchmark(sub) -> None:
         "--results",
         metavar="DIR",
         help="also write every table as Markdown pages into DIR (index.md first), each marked "
-        "as generated with this command, the date and the versions (docs/results/)",
+        "as generated with this command, the date and the versions",
     )
     bm.set_defaults(func=cmd_benchmark, benchmark_parser=bm)
 
