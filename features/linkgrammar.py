@@ -151,8 +151,12 @@ def _words(sentence: Sentence) -> tuple[list[str], list[int]]:
         if tags and tags[i] in _PROPER and token[:1].islower():
             token = token[:1].upper() + token[1:]
         # Control (Cc) and format (Cf) characters become spaces: they carry no words, and a NUL
-        # would cut the C string short (or crash LG); then split again on any whitespace.
-        text = "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in token)
+        # would cut the C string short (or crash LG); then split again on any whitespace. A
+        # printable ASCII token has neither, and is most tokens: it skips the look-ups.
+        if token.isascii() and token.isprintable():
+            text = token
+        else:
+            text = "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in token)
         parts = text.split()
         words.extend(parts)
         owners.extend([i] * len(parts))

@@ -84,8 +84,11 @@ def query_words(tokens: Sequence[str], *, lowercase: bool = False) -> tuple[list
     """`query_tokens`, and for each word the index of the token it came from."""
     words, owners = [], []
     for i, token in enumerate(tokens):
-        word = "".join(c for c in token if unicodedata.category(c) not in ("Cc", "Cf", "Zs"))
-        word = word.strip()
+        if token.isascii() and token.isprintable() and " " not in token:
+            word = token  # no control, format or space character: most tokens
+        else:
+            word = "".join(c for c in token if unicodedata.category(c) not in ("Cc", "Cf", "Zs"))
+            word = word.strip()
         if not word:
             continue
         word = word.lower() if lowercase else word

@@ -305,15 +305,19 @@ def to_sentence(doc, source: str, *, lemmas: bool = True) -> Sentence:
     One pass over the tokens: building a spaCy Token is the costly part, so each is built once.
     """
     start = doc[0].i if len(doc) else 0
-    rows = [(t.text, t.head.i - start, t.dep_, t.lemma_, t.pos_, t.tag_) for t in doc]
-    words, heads, deps, lemma, pos, tags = zip(*rows, strict=True) if rows else ((),) * 6
+    if lemmas:
+        rows = [(t.text, t.head.i - start, t.dep_, t.tag_, t.lemma_, t.pos_) for t in doc]
+    else:  # each attribute read is a look-up in spaCy's string store: only those kept
+        rows = [(t.text, t.head.i - start, t.dep_, t.tag_) for t in doc]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (6 if lemmas else 4)
+    words, heads, deps, tags = columns[:4]
     return Sentence(
         text=doc.text,
         tokens=tuple(words),
         heads=tuple(heads),
         deps=tuple(deps),
-        lemmas=tuple(lemma) if lemmas else (),
-        pos=tuple(pos) if lemmas else (),
+        lemmas=tuple(columns[4]) if lemmas else (),
+        pos=tuple(columns[5]) if lemmas else (),
         tags=tuple(tags),
         source=source,
         transition_logprobs=tuple(getattr(doc, "user_data", {}).get(LOGPROBS_KEY, ())),

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
+from features.optional_imports import import_spacy
 from features.parsing import memory_zone
 
 __all__ = [
@@ -55,8 +56,6 @@ DEFAULT_AGGREGATE = "weighted"
 
 @functools.cache
 def _sentencizer():
-    from features.optional_imports import import_spacy
-
     nlp = import_spacy().blank("en")
     nlp.add_pipe("sentencizer")
     return nlp
@@ -64,7 +63,13 @@ def _sentencizer():
 
 @functools.cache
 def _sentence_ends() -> frozenset[str]:
-    return frozenset(_sentencizer().get_pipe("sentencizer").punct_chars)
+    # The characters `_sentencizer`'s component ends a sentence after (it is built with the
+    # defaults), read from its class: building the blank pipeline costs about 0.3 s of a
+    # process's start-up, and a text with none of them inside never needs it.
+    import_spacy()
+    from spacy.pipeline.sentencizer import Sentencizer
+
+    return frozenset(Sentencizer.default_punct_chars)
 
 
 def _surely_one_sentence(text: str) -> bool:

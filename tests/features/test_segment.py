@@ -93,3 +93,11 @@ def test_the_one_sentence_shortcut_agrees_with_the_sentencizer():
     for text in taken:
         pieces = _sentencizer_split(text)
         assert [p for p, _ in pieces] == [s for s, _ in split_sentences(text)] == [text.strip()]
+
+
+def test_the_shortcut_reads_the_sentencizers_own_sentence_ends():
+    # Read from spaCy's class, not from a pipeline built for it: they must be the same set.
+    from features.segment import _sentence_ends, _sentencizer
+
+    assert _sentence_ends() == frozenset(_sentencizer().get_pipe("sentencizer").punct_chars)
+    assert {".", "!", "?", "\u3002"} <= _sentence_ends()
