@@ -69,6 +69,13 @@ def start_gunicorn(
     out = log.open("w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    wait_ready(proc, url, log)
+    return proc, url
+
+
+def wait_ready(proc: subprocess.Popen, url: str, log: Path | None = None) -> None:
+    """Wait until the gunicorn `proc` answers 200 at `url`/readyz; exits with its reason (`log`:
+    its output file) when it dies or refuses, or after 120 s."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -80,7 +87,7 @@ def start_gunicorn(
             time.sleep(0.3)
             continue
         if ready.status_code == 200:
-            return proc, url
+            return
         stop_gunicorn(proc)
         raise SystemExit(f"server not ready: {ready.json().get('detail')}")
     proc.kill()

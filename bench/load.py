@@ -6,6 +6,11 @@ session, sending back to back) it runs for a bounded time and prints requests/s,
 percentiles and errors. /healthz at the same concurrencies, in the same run, is the
 baseline: the cost of HTTP, gunicorn and Flask alone. The ratio says what scoring adds.
 
+`bare-parse` is the baseline of `rerank`, in the same run: the same lists (the same sequence,
+new every request) sent at the same concurrencies to spaCy's bare parse behind the same HTTP
+stack and worker count (`bench/_bare_parse.py`), which parses them and does nothing more; the
+table ends with rerank's p50 over it (`--no-bare` leaves it out).
+
 `rerank` sends a new n-best list every request (a Reuters test sentence of 15-25 words when
 ../shared is there, and 9 shuffles of it), so the server's feature cache never hits: the cost
 of scoring new text. `rerank-repeat` sends one list over and over: every candidate is then in
@@ -28,11 +33,13 @@ from __future__ import annotations
 import os
 import threading
 import time
+from contextlib import ExitStack
 
 import numpy as np
 import requests
 
 from bench._args import add_seconds, parser
+from bench._bare_parse import start as bare_parse
 from bench._data import FreshLists
 from bench._server import add_server_args, serve, server_options
 from bench._timing import in_threads, latency_ms
@@ -143,9 +150,12 @@ def naming(bodies, model: str | None, genre: str | None = None):
     return lambda: {**bodies(), **named}
 
 
-def report(url: str, args, workers: str, master: int | None = None) -> None:
+def report(
+    url: str, args, workers: str, master: int | None = None, bare_url: str | None = None
+) -> None:
     """The table; with `master` (a server started here) also each worker's CPU seconds in each
-    level, which shows how evenly the clients' connections were spread over the workers."""
+    level, which shows how evenly the clients' connections were spread over the workers; with
+    `bare_url` (`bench._bare_parse`) the bare parse of the same lists, the rerank's baseline."""
     # The list rerank-repeat sends every time.
     body = naming(FreshLists(args.candidates), args.model, args.genre)()
     check = requests.post(url + "/v1/rerank", json=body, timeout=30)
@@ -166,15 +176,20 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
     )
     results = {}
     fresh = naming(FreshLists(args.candidates), args.model, args.genre)
-    for name, method, path, payload in (
-        ("healthz", "GET", "/healthz", None),
-        ("rerank", "POST", "/v1/rerank", fresh),
-        ("rerank-repeat", "POST", "/v1/rerank", body),
-    ):
+    levels = [
+        ("healthz", url, "GET", "/healthz", None),
+        ("rerank", url, "POST", "/v1/rerank", fresh),
+        ("rerank-repeat", url, "POST", "/v1/rerank", body),
+    ]
+    if bare_url:  # the same lists, in the same order, parsed and nothing more
+        levels.insert(
+            1, ("bare-parse", bare_url, "POST", "/v1/rerank", FreshLists(args.candidates))
+        )
+    for name, base, method, path, payload in levels:
         for clients in args.clients:
-            pids = _workers(master)
+            pids = _workers(master) if base == url else []
             before = [_cpu_seconds(p) for p in pids]
-            r = run_level(url + path, method, payload, clients, args.seconds)
+            r = run_level(base + path, method, payload, clients, args.seconds)
             spent = [_cpu_seconds(p) - b for p, b in zip(pids, before, strict=True)]
             results[name, clients] = r
             share = " / ".join(f"{c:.1f}" for c in spent)
@@ -200,6 +215,14 @@ def report(url: str, args, workers: str, master: int | None = None) -> None:
             )
         if 16 in args.clients:
             print(f"  {name} errors at 16 clients: {results[name, 16]['errors']}")
+    if bare_url:
+        print("rerank relative to the bare parse of the same lists:")
+        for clients in args.clients:
+            b, r = results["bare-parse", clients], results["rerank", clients]
+            print(
+                f"  {clients:2d} clients: p50 {r['p50']:.1f} / {b['p50']:.1f} ms = "
+                f"x{r['p50'] / b['p50']:.2f}, throughput x{r['rps'] / b['rps']:.3f}"
+            )
     model = str(check.json()["model"])
     for clients, p50, p99 in _TARGETS.get(model, []):
         if clients not in args.clients:
@@ -234,13 +257,21 @@ def main(argv=None) -> int:
         help="gunicorn worker class for the server started here (default: gunicorn.conf.py's "
         "balanced gthread; `gthread` for gunicorn's own, to compare)",
     )
+    ap.add_argument(
+        "--no-bare",
+        action="store_true",
+        help="leave out the baseline: spaCy's bare parse of the same lists behind the same "
+        "HTTP stack and workers (bench/_bare_parse.py)",
+    )
     args = ap.parse_args(argv)
     with serve(**server_options(args), worker_class=args.worker_class) as server:
         if server.pid is None:
             report(server.url, args, "?")
             return 0
         workers = str(args.workers) + (f" ({args.worker_class})" if args.worker_class else "")
-        report(server.url, args, workers, master=server.pid)
+        with ExitStack() as stack:
+            bare = None if args.no_bare else stack.enter_context(bare_parse(args.workers))
+            report(server.url, args, workers, master=server.pid, bare_url=bare)
         print_memory(server.pid)
     return 0
 
