@@ -11,7 +11,12 @@ feature); and that bare parse with the matrix library the scorer gives spaCy's l
 OpenBLAS, one thread, not thinc's blis: features/parsing.py). Ratios are to the mean of each
 baseline's two runs.
 
+`--against CHECKOUT` also times another version: `fluency score --jobs 1` run from that
+checkout (a `git worktree` of its commit) with its own models, alternating with this one's,
+`--rounds` times each, and prints this version's CPU over that one's.
+
 Usage: python -m bench.score [--sentences 2000] [--model default --model fast ...] [--jobs 2]
+       python -m bench.score --model default --against /tmp/v0.9.0 --rounds 2
 """
 
 from __future__ import annotations
@@ -30,13 +35,21 @@ from bench._timing import machine
 MODELS = ["default", "fast", "full"]
 
 
-def _run(argv: list[str], stdin_path: Path | None = None) -> tuple[float, float, float, str]:
+def _run(
+    argv: list[str],
+    stdin_path: Path | None = None,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[float, float, float, str]:
     """CPU seconds (user + system, the process and the workers it waited for), wall seconds,
     peak RSS in MiB (the largest of them), stdout."""
     t0 = time.perf_counter()
     stdin = open(stdin_path or os.devnull)  # noqa: SIM115 - closed below, after the wait
     with stdin, tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err, text=True)
+        proc = subprocess.Popen(
+            argv, stdin=stdin, stdout=out, stderr=err, text=True, cwd=cwd, env=env
+        )
         # wait4, not wait: the rusage of this child (and the workers it waited for) alone
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
@@ -82,6 +95,14 @@ def main() -> None:
     add_models(ap, MODELS)
     add_jobs(ap, 1, help="also time --jobs N (N > 1)")
     ap.add_argument("--repeat", type=int, default=3, help="one-sentence runs per model")
+    ap.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        type=Path,
+        help="a checkout of another version: its `fluency score --jobs 1` for each model, from "
+        "its folder with its own models, alternating with this version's",
+    )
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each model and version")
     args = ap.parse_args()
     models = args.model or MODELS
     texts = sentences(args.sentences)
@@ -118,12 +139,22 @@ def main() -> None:
                 rows.append((name, cpu, wall, peak))
 
         run_baselines()
+        versions: dict[str, list[float]] = {}
         for model in models:
             base = [python, "-m", "scorer.cli", "score", "--model", model]
-            for jobs in sorted({1, args.jobs}):
-                cpu, wall, peak, out = _run([*base, "--jobs", str(jobs), str(data)])
-                assert len(out.splitlines()) == len(texts)
-                rows.append((f"fluency score --model {model} --jobs {jobs}", cpu, wall, peak))
+            for _ in range(args.rounds):
+                for jobs in sorted({1, args.jobs}):
+                    cpu, wall, peak, out = _run([*base, "--jobs", str(jobs), str(data)])
+                    assert len(out.splitlines()) == len(texts)
+                    rows.append((f"fluency score --model {model} --jobs {jobs}", cpu, wall, peak))
+                    if jobs == 1:
+                        versions.setdefault(f"{model} this", []).append(cpu)
+                if args.against:
+                    cpu, wall, peak, out = _other(args.against, [*base, "--jobs", "1", str(data)])
+                    assert len(out.splitlines()) == len(texts)
+                    name = f"  the same, from {args.against}"
+                    rows.append((name, cpu, wall, peak))
+                    versions.setdefault(f"{model} other", []).append(cpu)
             ones = [_run([*base, str(one)]) for _ in range(args.repeat)]
             best = min(ones, key=lambda r: r[1])
             rows.append((f"  one sentence, {model} (best of {args.repeat})", *best[:3]))
@@ -140,6 +171,23 @@ def main() -> None:
                 f"{cpu / mean[names[0]]:15.2f} {cpu / mean[names[1]]:10.2f} "
                 f"{cpu / mean[names[2]]:19.2f}"
             )
+        for model in models if args.against else ():
+            this, other = versions[f"{model} this"], versions[f"{model} other"]
+            print(
+                f"{model}, this version over {args.against}: CPU "
+                f"{sum(this) / len(this):.2f} / {sum(other) / len(other):.2f} s = "
+                f"x{sum(this) / len(this) / (sum(other) / len(other)):.3f} "
+                f"(runs {', '.join(f'{c:.2f}' for c in this)} against "
+                f"{', '.join(f'{c:.2f}' for c in other)})"
+            )
+
+
+def _other(checkout: Path, argv: list[str]) -> tuple[float, float, float, str]:
+    """`argv` run from `checkout`, another version's tree: its code first on the path and its
+    own models (FLUENCY_MODELS_DIR); the interpreter and the shared artefacts are this one's."""
+    checkout = checkout.resolve()
+    env = dict(os.environ, PYTHONPATH=str(checkout), FLUENCY_MODELS_DIR=str(checkout / "models"))
+    return _run(argv, cwd=checkout, env=env)
 
 
 if __name__ == "__main__":
