@@ -11,8 +11,8 @@ feature); and that bare parse with the matrix library the scorer gives spaCy's l
 OpenBLAS, one thread, not thinc's blis: features/parsing.py). Ratios are to the mean of each
 baseline's two runs.
 
-`--against CHECKOUT` also times another version: `fluency score --jobs 1` run from that
-checkout (a `git worktree` of its commit) with its own models, alternating with this one's,
+`--against CHECKOUT` (repeatable) also times another version: `fluency score --jobs 1` run from
+that checkout (a `git worktree` of its commit) with its own models, alternating with this one's,
 `--rounds` times each, and prints this version's CPU over that one's.
 
 Usage: python -m bench.score [--sentences 2000] [--model default --model fast ...] [--jobs 2]
@@ -99,8 +99,10 @@ def main() -> None:
         "--against",
         metavar="CHECKOUT",
         type=Path,
+        action="append",
+        default=[],
         help="a checkout of another version: its `fluency score --jobs 1` for each model, from "
-        "its folder with its own models, alternating with this version's",
+        "its folder with its own models, alternating with this version's (repeatable)",
     )
     ap.add_argument("--rounds", type=int, default=1, help="runs of each model and version")
     args = ap.parse_args()
@@ -149,12 +151,11 @@ def main() -> None:
                     rows.append((f"fluency score --model {model} --jobs {jobs}", cpu, wall, peak))
                     if jobs == 1:
                         versions.setdefault(f"{model} this", []).append(cpu)
-                if args.against:
-                    cpu, wall, peak, out = _other(args.against, [*base, "--jobs", "1", str(data)])
+                for other in args.against:
+                    cpu, wall, peak, out = _other(other, [*base, "--jobs", "1", str(data)])
                     assert len(out.splitlines()) == len(texts)
-                    name = f"  the same, from {args.against}"
-                    rows.append((name, cpu, wall, peak))
-                    versions.setdefault(f"{model} other", []).append(cpu)
+                    rows.append((f"  the same, from {other}", cpu, wall, peak))
+                    versions.setdefault(f"{model} {other}", []).append(cpu)
             ones = [_run([*base, str(one)]) for _ in range(args.repeat)]
             best = min(ones, key=lambda r: r[1])
             rows.append((f"  one sentence, {model} (best of {args.repeat})", *best[:3]))
@@ -171,10 +172,10 @@ def main() -> None:
                 f"{cpu / mean[names[0]]:15.2f} {cpu / mean[names[1]]:10.2f} "
                 f"{cpu / mean[names[2]]:19.2f}"
             )
-        for model in models if args.against else ():
-            this, other = versions[f"{model} this"], versions[f"{model} other"]
+        for model, checkout in ((m, c) for m in models for c in args.against):
+            this, other = versions[f"{model} this"], versions[f"{model} {checkout}"]
             print(
-                f"{model}, this version over {args.against}: CPU "
+                f"{model}, this version over {checkout}: CPU "
                 f"{sum(this) / len(this):.2f} / {sum(other) / len(other):.2f} s = "
                 f"x{sum(this) / len(this) / (sum(other) / len(other)):.3f} "
                 f"(runs {', '.join(f'{c:.2f}' for c in this)} against "
