@@ -659,8 +659,8 @@ def write_readme(folder: Path, card: Mapping) -> None:
 
 
 def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
-    """Every head goes in the card's `heads`, the general one as `heads["general"]` (an older
-    card's general head, under `calibration`, moves there unless replaced); the report of
+    """Every head chosen goes in the card's `heads`, the general one as `heads["general"]`, and
+    replaces the card's heads, an older card's `calibration` among them; the report of
     every head tried goes in `heads_report`, and the card's `summary` is written from the heads
     (`scorer.summary`). A pickled second stage left beside the card is removed: every head is
     served from the card."""
@@ -669,7 +669,7 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     from scorer.summary import summarize
 
     card = json.loads((folder / CARD_FILE).read_text())
-    general = sections.get(GENERAL) or card_heads(card).get(GENERAL)
+    general = sections.get(GENERAL)  # a general head not chosen again is not kept
     if GENERAL in sections:
         (folder / CALIBRATION_FILE).unlink(missing_ok=True)
     card.pop("calibration", None)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scorer.evidence.agreement import per_group_kendall
-from training.heads import choose_genre_heads, sample_outputs, section
+from training.heads import CHRF, choose_genre_heads, sample_outputs, section
 from training.heads_select import (
     HeadFile,
     fit_head,
@@ -218,9 +218,18 @@ def test_every_head_is_judged_per_system_where_files_have_six_systems():
     rng = np.random.default_rng(12)
     files = [_file(f"a{k}", "alpha", rng, per=6, systems=True) for k in range(3)]
     files += [_file("b0", "beta", rng, per=6, systems=True), _file("b1", "beta", rng)]
+    for f in files[:3]:  # references on the alpha files: chrF is judged beside the head there
+        f.baselines[CHRF] = f.human + rng.normal(scale=2.0, size=len(f.human))
     _, report = choose_genre_heads(files, ["whole"], n_samples=60)
+    labels = [row["label"] for row in report["alpha"]["table"]]
+    assert labels[:3] == ["head", "minus length", CHRF]
+    assert report["alpha"]["table"][2]["system"]["accuracy"] is not None
+    assert any(
+        x.startswith(f"{CHRF}, 3 of 5 files")
+        for x in (r["label"] for r in report["general"]["table"])
+    )
     for name in ("general", "alpha"):
-        table = report[name]["table"]
+        table = [r for r in report[name]["table"] if not r["label"].startswith(CHRF)]
         for row in table[:3]:
             sys_ = row["system"]
             assert 0 <= sys_["accuracy"] <= 1 and -1 <= sys_["rho"] <= 1
