@@ -28,23 +28,3 @@ def shuffled(text: str, seed: int = 0) -> str:
         out = rng.sample(words, len(words))
         if out != words:
             return " ".join(out)
-
-
-def judged_following(name: str, sign: float, *, n: int = 60, seed: int = 0, noise: float = 0.1):
-    """A judged file (`training.second_stage.JudgedFile`) whose people follow one feature `f` in
-    the direction `sign`, inputs of three outputs each; its GLEU score is noise."""
-    import numpy as np
-
-    from training.second_stage import JudgedFile
-
-    rng = np.random.default_rng(seed)
-    f = rng.normal(size=n)
-    return JudgedFile(
-        name=name,
-        texts=[""] * n,
-        groups=[str(i // 3) for i in range(n)],
-        human=sign * f + noise * rng.normal(size=n),
-        gleu=rng.normal(size=n),
-        features=[{"f": float(v)} for v in f],
-        n_left_out=0,
-    )

@@ -1,246 +1,454 @@
-"""`fluency calibrate`: a second stage that maps the GLEU distance to what people say.
+"""`fluency calibrate`: a head of one's own, chosen on one's own ratings by the selection that
+chooses every shipped head (`training.heads_select`), written into a copy of a bundle under a
+genre name, so that `--genre NAME` and `"genre": NAME` serve it.
 
-The GLEU stage ranks real sentences above generated ones; how far apart it puts two texts need
-not match how far apart people put them, and its features mean different things across genres.
-Foster (2008, section 5) and Bangalore et al. (2000, section 4) regress human scores on metrics;
-this does the same on top of the GLEU model: a scikit-learn regressor from the GLEU distance,
-every feature and the length to human scores z-normalised per judgement file (files rate on
-different scales: 1-3, 1-6, 0-100, minus an error penalty).
+Which of the GLEU stage's signals people follow differs between genres and raters (raters of
+restaurant texts favour the longer output, raters of translations the shorter), so a head is
+fitted on the ratings it is to agree with, and chosen as `python -m training.heads` chooses:
 
-The regressor and its settings are chosen by leave-one-file-out cross-validation: each
-candidate is fitted on all files but one and scored by its Spearman on that one, so the choice
-rewards what carries over to a genre it has not seen. The chosen candidate is then fitted on
-every file and saved beside the GLEU stage (`calibration.joblib`, its hash in the card).
+- Candidates: the GLEU score and every feature column, under each reading of a text of several
+  sentences (`training.heads.READINGS`). The head starts from the best single input and adds one
+  only where the held-out mean rho + mean per-input tau rises with a 95% interval above zero;
+  each weight keeps its input's own sign (`heads_select.forward_select`).
+- Held out: with one dataset, folds of its whole inputs (groups), each fold standing for a
+  dataset; with several, one dataset out (for a general head, one genre out).
+- With a scramble check (`--scrambles`, real text), a head must score real sentences above
+  their shuffles.
+- It ships (`training.heads.decide`) only where it beats minus the length on both held-out
+  means; a fitted head that does not beat its best single input on both ships that input.
 
-For one genre of one's own (`folds`), each judgement file is cut into folds of whole inputs
-(groups), and the folds take the files' place: each candidate is fitted on all folds but one
-and scored on that one, inputs it has not seen from the genre it was fitted on. That is what a
-user with judgements of their own system's output can expect on its next outputs; it says
-nothing about other genres.
+Folds of one dataset share its systems, raters and wording, so they overstate what a new
+dataset of the genre will see. `lodo_columns` is the same choice made without the file it
+scores, for `fluency benchmark --protocol lodo`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
+import shlex
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from features.errors import InputError
 from features.rows import default_cache_dir
-from scorer.calibration import CALIBRATION_FILE, linear_form
-from scorer.evidence.benchmark_data import JudgedFile as Judged
-from scorer.evidence.benchmark_data import is_empty_output as is_failed_output
-from training.second_stage import (
-    CANDIDATES,
-    INPUT_SETS,
-    JudgedFile,
-    choose,
-    fit_choice,
-    input_folds,
-    inputs_of,
-    judged_file,
-    leave_one_file_out,
-    targets,
+from scorer.calibration import GLEU_INPUT
+from training.heads import (
+    MINUS_LENGTH,
+    READINGS,
+    decide,
+    print_report,
+    scramble_check,
+    section,
+    text_columns,
+    write_card,
 )
-
-_targets = targets  # the name the learning curve and older callers use
-
-if TYPE_CHECKING:
-    from scorer.scoring import FluencyScorer
+from training.heads_select import Fitted, HeadFile, ScrambleCheck, fit_head, select_head
 
 __all__ = [
-    "CANDIDATES",
-    "INPUT_SETS",
-    "JudgedFile",
+    "FOLDS",
+    "Choice",
     "add_commands",
+    "benchmark_stage",
     "calibrate",
+    "choose",
+    "fold_rows",
+    "head_file",
     "input_folds",
-    "is_failed_output",
-    "judged_file",
-    "leave_one_file_out",
-    "targets",
+    "lodo_columns",
+    "subset",
+    "write_bundle",
 ]
 
-logger = logging.getLogger(__name__)
+FOLDS = 5
+
+
+def subset(file: HeadFile, rows: Sequence[int], name: str | None = None) -> HeadFile:
+    """The outputs `rows` of `file`, with their columns and baselines."""
+    rows = np.asarray(rows, dtype=int)
+    return HeadFile(
+        name or file.name,
+        file.genre,
+        file.human[rows],
+        [file.groups[i] for i in rows],
+        {r: {c: v[rows] for c, v in cols.items()} for r, cols in file.columns.items()},
+        {b: v[rows] for b, v in file.baselines.items()},
+        [file.systems[i] for i in rows] if file.systems else [],
+    )
+
+
+def fold_rows(groups: Sequence[str], k: int, *, seed: int = 0) -> list[np.ndarray]:
+    """The rows of each of `k` folds of whole inputs (scikit-learn's `GroupKFold`, shuffled
+    with `seed`: folds of about as many outputs each)."""
+    from sklearn.model_selection import GroupKFold
+
+    if k < 2:
+        raise InputError(f"folds must be at least 2, got {k}")
+    n_inputs = len(set(groups))
+    if n_inputs < k:
+        raise InputError(
+            f"{n_inputs} input(s), fewer than {k} folds: name the inputs (--group-column), ask "
+            "for fewer folds (--folds), or rate more inputs"
+        )
+    split = GroupKFold(k, shuffle=True, random_state=seed).split(groups, groups=list(groups))
+    return [np.sort(rows) for _, rows in split]
+
+
+def input_folds(file: HeadFile, k: int = FOLDS, *, seed: int = 0) -> list[HeadFile]:
+    """`file` cut into `k` folds of whole inputs named NAME#1..NAME#k, each held out as a
+    dataset would be."""
+    rows = fold_rows(file.groups, k, seed=seed)
+    return [subset(file, r, f"{file.name}#{i + 1}") for i, r in enumerate(rows)]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What `choose` found: `training.heads.decide`'s decision (ship or not, and the held-out
+    table), the head forward selection ended on before it, and the decided head fitted on every
+    file (None where no input passes the scramble check)."""
+
+    decision: dict
+    selected: tuple[str, tuple[str, ...]] | None  # (reading, inputs)
+    fitted: Fitted | None
+
+    @property
+    def ships(self) -> bool:
+        return bool(self.decision["ship"])
+
+    @property
+    def fell_back(self) -> bool:
+        """The selection's head lost to a single input, which is the head instead."""
+        if self.selected is None or self.fitted is None:
+            return False
+        return (self.fitted.reading, self.fitted.inputs) != self.selected
+
+    @property
+    def label(self) -> str:
+        if self.fitted is None:
+            return "none"
+        return f"{' + '.join(self.fitted.inputs)} ({self.fitted.reading})"
+
+
+def choose(
+    files: Sequence[HeadFile],
+    readings: Sequence[str] = READINGS,
+    *,
+    folds: int = FOLDS,
+    by_genre: bool = False,
+    check: ScrambleCheck | None = None,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
+    progress=None,
+) -> Choice:
+    """The head `python -m training.heads` would choose on `files`, held out by `folds` folds
+    of whole inputs when there is one file, else one file out (with `by_genre` and files of two
+    or more genres, one genre out); then fitted on every file."""
+    if not files:
+        raise InputError("give at least one judgement file")
+    if len(files) == 1:
+        units = input_folds(files[0], folds, seed=seed)
+        held = f"{folds} folds of the inputs of {files[0].name}"
+        by_genre = False
+    elif by_genre and len({f.genre for f in files}) > 1:
+        units, held = list(files), "one genre out"
+    else:
+        units, held, by_genre = list(files), "one dataset out", False
+    candidates = {r: list(units[0].columns[r]) for r in readings}
+    selection, by_reading = select_head(
+        units,
+        readings,
+        candidates,
+        by_genre=by_genre,
+        max_inputs=max_inputs,
+        n_samples=n_samples,
+        seed=seed,
+        progress=progress,
+        check=check,
+    )
+    decision = decide(
+        units,
+        selection,
+        by_reading,
+        by_genre=by_genre,
+        n_samples=n_samples,
+        seed=seed,
+        floor=None if check is None else check.floor,
+    )
+    decision["held_out"] = held
+    fitted = None
+    if decision.get("inputs"):
+        fitted = fit_head(files, decision["reading"], decision["inputs"])
+    selected = None if selection is None else (selection.reading, tuple(selection.inputs))
+    return Choice(decision, selected, fitted)
+
+
+def head_file(
+    scorer,
+    judged,
+    genre: str,
+    readings: Sequence[str] = READINGS,
+    *,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+) -> HeadFile:
+    """A judged table (`training.judged_table`) as `HeadFile`: its texts read under each of
+    `readings` as `training.heads.text_columns` reads them, and minus the length."""
+    columns = text_columns(scorer, judged.texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+    n_tokens = columns.pop("length")["n_tokens"]
+    return HeadFile(
+        judged.name,
+        genre,
+        np.asarray(judged.human, dtype=float),
+        [str(g) for g in judged.groups],
+        columns,
+        {MINUS_LENGTH: -n_tokens},
+        list(judged.systems),
+    )
+
+
+def write_bundle(
+    source: str | Path,
+    out: str | Path,
+    genre: str,
+    head: Mapping,
+    decision: Mapping,
+    *,
+    summary: str | None = None,
+) -> Path:
+    """A copy of the bundle folder `source` at `out` (or `source` itself), its card's `heads`
+    holding `head` under `genre` beside the heads it had ("general" replaces its general head)
+    and `heads_report` the decision, as `training.heads.write_card` writes shipped heads."""
+    from scorer.bundle import CARD_FILE
+
+    src, out = Path(source), Path(out)
+    if src.resolve() != out.resolve():
+        shutil.copytree(src, out, dirs_exist_ok=True)
+    card = json.loads((out / CARD_FILE).read_text())
+    card["name"] = out.name
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    heads = {**(card.get("heads") or {}), genre: dict(head)}
+    # Without a scramble check there is no share to report (`training.heads.heads_markdown`).
+    mine = {k: v for k, v in decision.items() if not (k == "scrambles" and v is None)}
+    report = {**(card.get("heads_report") or {}), genre: mine}
+    write_card(out, heads, report)
+    if summary:
+        card = json.loads((out / CARD_FILE).read_text())
+        card["summary"] = summary
+        (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return out
 
 
 def calibrate(
-    scorer: FluencyScorer,
+    scorer,
     source: str | Path,
-    judgements: Sequence[str | Path | Judged],
+    judgements: Sequence,
     out: str | Path,
     *,
-    field: str = "score",
+    genre: str,
+    readings: Sequence[str] = READINGS,
+    folds: int = FOLDS,
+    check: ScrambleCheck | None = None,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
-    candidates: Sequence[str] | None = None,
-    command: str | None = None,
-    folds: int = 0,
-    aggregates: Sequence[str] | None = None,
-    input_sets: Sequence[str] = INPUT_SETS,
-    genre: str | None = None,
+    command: str = "",
     summary: str | None = None,
-    genres: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Choose the second stage (`training.second_stage.choose`: regressor, inputs and, among
-    `aggregates`, the reading of a text of several sentences) by its held-out mean rho + mean
-    per-input tau, leaving one dataset out in turn (or, with `folds` >= 2, or one dataset
-    only, folds of inputs); fit it on every dataset, and write a bundle at `out`: the GLEU
-    stage (`scorer`, loaded from the folder `source`) copied as it is, `calibration.joblib`,
-    and the card with a `calibration` section (inputs, choice, per-dataset held-out figures).
-    With `genres` (dataset name -> genre) spanning two or more genres, the choice leaves
-    whole genres out instead (`training.second_stage.choose`): a general model.
-    Returns that section."""
-    import joblib
+) -> tuple[Choice, list[HeadFile]]:
+    """Choose a head on `judgements` (judged tables, `training.judged_table.read_tables`) with
+    `choose`, scored by the GLEU stage of `scorer` (the bundle in the folder `source`), and
+    where it ships write the bundle at `out` with it under `genre` (`write_bundle`). Returns the
+    choice and the files it was made on."""
     from tqdm import tqdm
 
-    from features.segment import resolve_aggregate
-    from scorer.bundle import CARD_FILE, MODEL_FILE, sha256_file
-    from scorer.head import HEAD_FILE
-
-    scorer = scorer.gleu_stage()  # a bundle's own calibration is replaced, never stacked
-    if not judgements:
-        raise InputError("give at least one judgement file")
-    ways = list(dict.fromkeys(aggregates or [resolve_aggregate()]))
-    read = {
-        how: [
-            judged_file(
-                scorer,
-                p,
-                field=field,
-                n_jobs=n_jobs,
-                cache_dir=cache_dir,
-                aggregate=how,
-                readings="features+readings" in input_sets,
-            )
-            for p in tqdm(judgements, desc=f"datasets ({how})", unit=" dataset")
-        ]
-        for how in ways
-    }
-    columns = list(scorer.card["feature_columns"])
-    choices = {}
-    for how, judged in read.items():
-        units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
-        by_genre = None if folds else genres
-        choices[how] = choose(
-            units, columns, regressors=candidates, input_sets=input_sets, genres=by_genre
+    files = [
+        head_file(scorer, j, genre, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+        for j in judgements
+    ]
+    total = len(readings) * (len(files[0].columns[readings[0]]) if files else 0)
+    with tqdm(total=total, desc=f"head {genre}: single inputs", unit=" input") as bar:
+        choice = choose(
+            files,
+            readings,
+            folds=folds,
+            check=check,
+            max_inputs=max_inputs,
+            n_samples=n_samples,
+            seed=seed,
+            progress=bar,
         )
-    how = max(ways, key=lambda w: _score(choices[w]))
-    choice, judged = choices[how], read[how]
-    units = [fold for f in judged for fold in input_folds(f, folds)] if folds else judged
-    final = fit_choice(choice, units, columns)
+    if choice.ships:
+        held = choice.decision["held_out"]
+        head = section(
+            choice.fitted, files, choice.decision, genre=genre, held=held, command=command
+        )
+        write_bundle(source, out, genre, head, choice.decision, summary=summary)
+    return choice, files
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    src = Path(source)
-    if src.resolve() != out.resolve():
-        shutil.copyfile(src / MODEL_FILE, out / MODEL_FILE)
-        if scorer.card.get("head"):  # the GLEU stage's linear head (scorer.head) goes with it
-            shutil.copyfile(src / HEAD_FILE, out / HEAD_FILE)
-    joblib.dump(final.model, out / CALIBRATION_FILE, compress=3)  # scikit-learn's own classes
-    linear = linear_form(final.model)
-    section = {
-        "inputs": inputs_of(columns, choice.input_set),
-        "target": f"{field}, z-normalised within each dataset",
-        "regressor": choice.regressor,
-        "input_set": choice.input_set,
-        "aggregate": how,
-        "sha256": sha256_file(out / CALIBRATION_FILE),
-        "selection": (
-            f"held out: {f'{folds} folds of inputs per dataset' if folds else choice.held_out}; "
-            "the highest mean Spearman + mean per-input Kendall"
-        ),
-        "leave_one_file_out": choice.table,
-        "mean_spearman": {k: v["spearman"] for k, v in choice.means.items()},
-        "mean_group_kendall": {k: v["group_kendall"] for k, v in choice.means.items()},
-        "aggregates": {w: {"choice": c.label, "criterion": _score(c)} for w, c in choices.items()},
-        "files": {f.name: {"n": len(f.texts), "n_left_out": f.n_left_out} for f in judged},
-        "gleu_model": Path(source).name,
+
+# -- fluency benchmark --protocol lodo -------------------------------------------------------
+
+AS_SCORED = "as scored"  # the one reading of a benchmark file's columns
+
+
+def benchmark_file(f, genre: str) -> HeadFile:
+    """A benchmark file's columns (`scorer.evidence.benchmark.FileColumns`) as `HeadFile`: the
+    first model's score as the GLEU score, its folded features, and minus the length."""
+    first = next(iter(f.models))
+    columns = {GLEU_INPUT: np.asarray(f.models[first], dtype=float)}
+    columns |= {k: np.asarray(v, dtype=float) for k, v in f.features.items()}
+    return HeadFile(
+        f.name,
+        genre,
+        np.asarray(f.human, dtype=float),
+        [str(g) for g in f.groups],
+        {AS_SCORED: columns},
+        {MINUS_LENGTH: np.asarray(f.baselines["minus length"], dtype=float)},
+        [str(s) for s in f.systems],
+    )
+
+
+def _info(choice: Choice, held_out: str, trained_on: Sequence[str]) -> dict:
+    return {
+        "held_out": held_out,
+        "trained_on": list(trained_on),
+        "choice": choice.label + ("" if choice.ships else " (not shipped)"),
+        "chosen_by": choice.decision["held_out"],
+        "decision": choice.decision["decision"],
     }
-    if linear is not None:
-        section["linear"] = linear  # served from the card, without scikit-learn
-    # Each input read within the range it took in the fit (training.second_stage.Bounded).
-    section["clip"] = {
-        "low": [None if np.isinf(v) else float(v) for v in final.low],
-        "high": [None if np.isinf(v) else float(v) for v in final.high],
-    }
-    if genre:
-        section["genre"] = genre
-    if genres and not folds:
-        section["genres"] = {f.name: genres.get(f.name, f.name) for f in judged}
-    if folds or choice.held_out not in ("datasets", "genres"):
-        section["folds"] = {f.name: len(f.texts) for f in units} if folds else choice.held_out
-    if command:
-        section["command"] = command
-    card = dict(scorer.card)
-    card.update(name=out.name, calibration=section)
-    card.pop("summary", None)  # the GLEU stage's own line does not describe this bundle
-    if summary:
-        card["summary"] = summary
-    (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-    return section
 
 
-def _score(choice) -> float:
-    means = choice.means[choice.label]
-    tau = means["group_kendall"]
-    return means["spearman"] + (tau if np.isfinite(tau) else 0.0)
+def _predict(choice: Choice, file: HeadFile) -> np.ndarray:
+    if choice.fitted is None:
+        return np.full(len(file.human), np.nan)
+    return choice.fitted.predict(file)
 
 
-FOLDS_WARNING = (
-    "fluency: warning: {what}: the second stage is chosen by {k} folds of inputs of one "
-    "dataset, which overstate what a new dataset will see (on this project's development "
-    "data by 0.09-0.20 in Spearman); judgements of two or more datasets (files, or "
-    "--dataset-column) are held out whole instead"
+def lodo_columns(
+    files: Sequence,
+    genres: Mapping[str, str],
+    *,
+    across: str = "within",
+    fit_genres: Sequence[str] | None = None,
+    folds: int = FOLDS,
+    seed: int = 12345,
+    n_samples: int = 200,
+) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+    """({file: held-out head's scores}, {file: how it was held out, trained on, chosen}).
+
+    `across` "within": each file scored by the head `choose` gives the other files of its genre
+    (a genre of one file: each fold of its inputs by the head chosen on the other folds);
+    "genres": each genre held out whole, the head chosen by genres on the others (of
+    `fit_genres`); "datasets": each file alone, the head chosen on every other (of
+    `fit_genres`). A head that does not ship still scores, marked "(not shipped)"."""
+    from tqdm import tqdm
+
+    if across not in ("within", "genres", "datasets"):
+        raise InputError(f"unknown way to hold out {across!r}; choose within, genres or datasets")
+    heads = [benchmark_file(f, genres[f.name]) for f in files]
+    pick = partial(choose, readings=[AS_SCORED], folds=folds, seed=seed, n_samples=n_samples)
+    scores: dict[str, np.ndarray] = {}
+    info: dict[str, dict] = {}
+    key = (lambda h: h.genre) if across == "genres" else (lambda h: h.name)
+    for left in tqdm(list(dict.fromkeys(map(key, heads))), desc="heads, held out", unit=" unit"):
+        held = [h for h in heads if key(h) == left]
+        if across == "within":
+            train = [h for h in heads if h.genre == held[0].genre and h.name != left]
+        else:
+            train = [
+                h for h in heads if key(h) != left and (fit_genres is None or h.genre in fit_genres)
+            ]
+        if across == "within" and not train:  # a genre of one file: folds of its own inputs
+            (file,) = held
+            rows = fold_rows(file.groups, folds, seed=seed)
+            parts = [subset(file, r, f"{file.name}#{i + 1}") for i, r in enumerate(rows)]
+            pred, chosen = np.full(len(file.human), np.nan), []
+            for k, r in enumerate(rows):
+                choice = pick([p for i, p in enumerate(parts) if i != k])
+                pred[r] = _predict(choice, parts[k])
+                chosen.append(choice.label)
+            scores[file.name] = pred
+            info[file.name] = {
+                "held_out": f"{folds} folds of inputs",
+                "trained_on": [file.name],
+                "choice": chosen,
+                "chosen_by": f"{folds - 1} folds of inputs, one out",
+            }
+            continue
+        if not train:
+            for h in held:
+                scores[h.name] = np.full(len(h.human), np.nan)
+                info[h.name] = {"held_out": across, "trained_on": [], "choice": "nothing to fit"}
+            continue
+        choice = pick(train, by_genre=across != "within")
+        unit = "genre" if across == "genres" else "dataset"
+        for h in held:
+            scores[h.name] = _predict(choice, h)
+            info[h.name] = _info(choice, unit, [t.name for t in train])
+    return scores, info
+
+
+def benchmark_stage(
+    *,
+    across_genres: bool = False,
+    across_datasets: bool = False,
+    fit_genres: Sequence[str] | None = None,
+):
+    """The callable `scorer.evidence.benchmark_run.run_benchmark(second_stage=...)` takes:
+    `lodo_columns` held out within genres, or across genres, or across datasets."""
+    across = "genres" if across_genres else "datasets" if across_datasets else "within"
+    return partial(lodo_columns, across=across, fit_genres=fit_genres)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+FOLDS_NOTE = (
+    "fluency: note: one dataset: the head is chosen on {k} folds of its inputs, which overstate "
+    "what a new dataset of the genre will see (folds share its systems, raters and wording); "
+    "judgements of two or more datasets (files, or --dataset-column) are held out whole"
 )
 
 
 def _command(args: argparse.Namespace) -> str:
-    files = " ".join(str(p) for p in args.judgements)
-    model = f" --model {args.model}" if args.model else ""
-    options = ""
-    scores = [c for c in args.score_column if c != "score"]
+    """The command line that makes this head, for its card (options at their default left out)."""
+    words = ["fluency", "calibrate"]
+    if args.model:
+        words += ["--model", args.model]
+    words += ["--judgements", *map(str, args.judgements)]
     for flag, value, default in (
         ("--text-column", args.text_column, "text"),
-        ("--score-column", " --score-column ".join(scores) or None, None),
         ("--group-column", args.group_column, None),
         ("--dataset-column", args.dataset_column, None),
-        ("--folds", args.folds, 0),
-        ("--learning-curve", args.learning_curve, None),
         ("--genre", args.genre, None),
-        ("--across-genres", "" if args.across_genres else None, None),
-        ("--summary", repr(args.summary) if args.summary else None, None),
+        ("--scrambles", args.scrambles, ""),
+        ("--folds", args.folds, FOLDS),
+        ("--max-inputs", args.max_inputs, 4),
+        ("--summary", args.summary, None),
     ):
         if value != default:
-            options += f" {flag} {value}".rstrip()
-    for flag, values in (
-        ("--aggregate", args.aggregate),
-        ("--inputs", args.inputs),
-        ("--regressor", args.regressor),
-    ):
-        options += "".join(f" {flag} '{v}'" if "(" in v else f" {flag} {v}" for v in values or [])
-    return f"fluency calibrate{model} --judgements {files}{options} --out {args.out}"
+            words += [flag, str(value)]
+    for flag, values in (("--score-column", args.score_column), ("--aggregate", args.aggregate)):
+        for v in values or ():
+            words += [flag, v]
+    return " ".join(shlex.quote(w) for w in [*words, "--out", str(args.out)])
 
 
-def _aggregates(asked: Sequence[str] | None) -> list[str] | None:
-    from features.segment import AGGREGATES
-
-    if not asked:
-        return None
-    return list(AGGREGATES) if "all" in asked else list(dict.fromkeys(asked))
+def _weights(fitted: Fitted) -> str:
+    terms = [f"{w:+.4g} {c}" for c, w in zip(fitted.inputs, fitted.coef, strict=True)]
+    return f"{' '.join(terms)} {fitted.intercept:+.4g}"
 
 
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
-    import sys
-
+    from scorer.bundle import bundle_folder
     from scorer.evidence.cli import parse_fields
-    from scorer.evidence.genres import genres_of
     from scorer.scoring import load_configured
     from training.judged_table import read_tables
 
@@ -254,71 +462,88 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         dataset_column=args.dataset_column,
     )
     model = args.model or config["MODEL_PATH"]
-    source = Path(model) if Path(model).exists() else Path(config["MODELS_DIR"]) / model
+    source = Path(model) if Path(model).is_dir() else bundle_folder(model, config["MODELS_DIR"])
     scorer = load_configured(str(source), config)
-    folds = args.folds
-    if len(datasets) < 2 and not folds:
-        folds = 5
-    if folds:
-        what = "one dataset" if len(datasets) < 2 else "--folds"
-        print(FOLDS_WARNING.format(what=what, k=folds), file=sys.stderr)
-    section = calibrate(
+    genre = args.genre or Path(args.out).name
+    readings = list(dict.fromkeys(args.aggregate or READINGS))
+    cache = args.cache or None
+    check = None
+    if args.scrambles:
+        check = scramble_check(
+            scorer, args.scrambles, readings, floor=args.floor, seed=args.seed, cache_dir=cache
+        )
+    if len(datasets) == 1:
+        print(FOLDS_NOTE.format(k=args.folds), file=sys.stderr)
+    choice, files = calibrate(
         scorer,
         source,
         datasets,
         args.out,
-        field=score_column if isinstance(score_column, str) else "score",
+        genre=genre,
+        readings=readings,
+        folds=args.folds,
+        check=check,
+        max_inputs=args.max_inputs,
+        n_samples=args.samples,
+        seed=args.seed,
         n_jobs=args.jobs,
-        cache_dir=args.cache or None,
-        candidates=args.regressor or None,
+        cache_dir=cache,
         command=_command(args),
-        folds=folds,
-        aggregates=_aggregates(args.aggregate),
-        input_sets=args.inputs or INPUT_SETS,
-        genre=args.genre,
         summary=args.summary,
-        genres=genres_of([d.name for d in datasets]) if args.across_genres else None,
     )
-    held = list(next(iter(section["leave_one_file_out"].values())))
-    chosen = f"{section['regressor']} [{section['input_set']}]"
-    print(section["selection"])
-    print("| regressor [inputs] | " + " | ".join(held) + " | mean rho | mean tau |")
-    print("|---" * (len(held) + 3) + "|")
-    for name, per_file in section["leave_one_file_out"].items():
-        cells = [f"{per_file[f]['spearman']:.3f}" for f in held]
-        mark = " (chosen)" if name == chosen else ""
-        rho, tau = section["mean_spearman"][name], section["mean_group_kendall"][name]
-        print(f"| {name}{mark} | " + " | ".join(cells) + f" | {rho:.3f} | {tau:.3f} |")
-    print(f"wrote {args.out}: {chosen}, reading {section['aggregate']}")
-    if args.learning_curve:
-        from training.learning_curve import bundle_curve, plot, table
-
-        curve = bundle_curve(
-            scorer, datasets, section, n_jobs=args.jobs, cache_dir=args.cache or None
-        )
+    print_report({genre: choice.decision}, out=sys.stdout)
+    if choice.fell_back:
+        reading, inputs = choice.selected
         print(
-            f"\nlearning curve of {curve.label}: {len(curve.reference.rho)} draws, "
-            f"{curve.held_out:.0%} of inputs held out"
+            f"the selected head ({' + '.join(inputs)}, read {reading}) did not beat its best "
+            f"single input on both held-out means: {genre} is that input alone, {choice.label}"
         )
-        print(table(curve))
+    code = 0
+    if choice.ships:
+        print(
+            f"wrote {args.out}: genre {genre}: {_weights(choice.fitted)}, read "
+            f"{choice.fitted.reading}; score with --model {Path(args.out).name} --genre {genre}"
+        )
+    else:
+        print(f"fluency: no head written: {choice.decision['decision']}", file=sys.stderr)
+        code = 1
+    if args.learning_curve:
+        from training.learning_curve import CALIBRATE_SIZES, curves, plot, table
+
+        found = curves(
+            files,
+            scorer.card,
+            readings,
+            sizes=CALIBRATE_SIZES,
+            draws=args.draws,
+            seed=args.seed,
+            folds=args.folds,
+            check=check,
+            max_inputs=args.max_inputs,
+            n_samples=args.samples,
+        )
+        print()
+        print(table(found))
         Path(args.learning_curve).parent.mkdir(parents=True, exist_ok=True)
-        plot(curve, args.learning_curve, title=f"{Path(args.out).name}: {curve.label}")
+        plot(found, args.learning_curve)
         print(f"wrote {args.learning_curve}")
-    return 0
+    return code
 
 
 def add_commands(sub) -> None:
-    from scorer.commands.options import add_aggregate_option, add_jobs_option, add_model_option
+    from scorer.commands.options import add_jobs_option, add_model_option
 
     cal = sub.add_parser(
         "calibrate",
-        help="fit a second stage from the GLEU score and features to human judgements",
-        description="Fits a second stage from the GLEU score and features to human scores, "
-        "z-normalised within each dataset, and writes a bundle (models/NAME). The regressor "
-        "is chosen by held-out datasets when the judgements make two or more (files, or "
-        "--dataset-column), else by folds of inputs of the one dataset (5, or --folds K).",
+        help="fit a head on your own ratings and add it to a copy of a bundle, under a genre",
+        description="Chooses a head (the GLEU score and a few features, read one way) on human "
+        "scores z-normalised within each dataset, as the shipped heads are chosen: held out by "
+        "folds of the inputs of one dataset (5, or --folds K), or one dataset out; a head that "
+        "does not beat minus the length is not written, and one that does not beat its best "
+        "single input is that input. Writes a copy of the bundle (--model) at --out with the "
+        'head under --genre NAME: score with --genre NAME, or "genre": NAME in a request.',
     )
-    add_model_option(cal, help="the GLEU model (folder or name; default: the default)")
+    add_model_option(cal, help="the bundle to copy and read with (default: the default)")
     cal.add_argument(
         "--judgements",
         nargs="+",
@@ -348,30 +573,30 @@ def add_commands(sub) -> None:
         "(default: one dataset a file, named after it)",
     )
     cal.add_argument("--out", required=True, help="the bundle to write (models/NAME)")
+    cal.add_argument(
+        "--genre",
+        help="the name the head is served under (default: the name of --out); 'general' "
+        "replaces the bundle's general head",
+    )
     add_jobs_option(cal, default=2, help="feature worker processes")
-    add_aggregate_option(
-        cal,
-        allow_all=True,
-        help="readings of a text of several sentences to choose from, by the same held-out "
-        "figures (repeat, or 'all'; default: the scorer's default); the bundle serves the "
-        "chosen one unless a request asks for another",
-    )
     cal.add_argument(
-        "--inputs",
+        "--aggregate",
         action="append",
-        choices=INPUT_SETS,
-        help="second-stage inputs to choose from: the GLEU score and features, or those and "
-        "the readings (both readings, least and most fluent sentence, sentence count, length, "
-        "LM sum); repeat (default: both)",
+        choices=READINGS,
+        help="readings of a text of several sentences to choose from; repeat (default: all)",
     )
-    cal.add_argument("--genre", help="the genre the bundle is for, recorded in its card")
     cal.add_argument(
-        "--across-genres",
-        action="store_true",
-        help="a general model: choose by leaving whole genres out (each dataset's genre as "
-        "scorer/evidence/genres.py lists it; an unlisted dataset is a genre of its own), each "
-        "genre weighing the same",
+        "--scrambles",
+        default="",
+        metavar="TEXT",
+        help="real text, one paragraph a line: the head must score its sentences above their "
+        "shuffles (default: no check)",
     )
+    cal.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    cal.add_argument("--folds", type=int, default=FOLDS, help="folds of one dataset's inputs")
+    cal.add_argument("--max-inputs", type=int, default=4, help="inputs a head at most")
+    cal.add_argument("--samples", type=int, default=200, help="bootstrap samples")
+    cal.add_argument("--seed", type=int, default=12345)
     cal.add_argument(
         "--summary",
         help="one line for the card: what the bundle is for and when not to use it "
@@ -383,18 +608,12 @@ def add_commands(sub) -> None:
         help="feature-row cache folder, shared with fluency benchmark and train "
         "(default: FLUENCY_ROW_CACHE, else build/rows; '' off)",
     )
-    cal.add_argument("--regressor", action="append", default=[], help="candidates to try")
-    cal.add_argument(
-        "--folds",
-        type=int,
-        default=0,
-        help="hold out K folds of each dataset's inputs instead of whole datasets (K >= 2; "
-        "default with one dataset: 5)",
-    )
     cal.add_argument(
         "--learning-curve",
         metavar="PNG",
-        help="also measure held-out rho and per-input tau of the chosen calibration trained "
-        "on 50, 100, 200, 400, 800 judgements (5 draws each), print the table and plot it here",
+        help="also choose heads on 25, 50, 100, ... ratings (whole inputs, --draws draws each) "
+        "and judge them on the other inputs beside the bundle's heads and minus the length; "
+        "print the table and plot it here",
     )
+    cal.add_argument("--draws", type=int, default=5, help="draws a size, for --learning-curve")
     cal.set_defaults(func=cmd_calibrate)

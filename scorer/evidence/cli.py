@@ -51,9 +51,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         protocol=args.protocol,
         second_stage=_second_stage(args) if args.protocol == "lodo" else None,
         genres=genres,
-        # The readings (every text also read whole) only where a candidate stage reads them.
-        readings=args.protocol == "lodo"
-        and (not args.inputs or "features+readings" in args.inputs),
+        readings=False,  # a held-out head reads the GLEU score and the folded features
     )
     robust = None
     if args.robustness:
@@ -104,13 +102,11 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
 
 
 def _second_stage(args):
-    # Fitted with the training package's second stage, as robustness sets are built with it.
-    from training.lodo import second_stage
-    from training.second_stage import INPUT_SETS
+    # Chosen as `fluency calibrate` chooses a head (the training package), as robustness sets
+    # are built with it.
+    from training.calibrate import benchmark_stage
 
-    return second_stage(
-        regressors=args.regressor or None,
-        input_sets=args.inputs or INPUT_SETS,
+    return benchmark_stage(
         across_genres=args.across_genres,
         across_datasets=args.across_datasets,
         fit_genres=args.fit_genre or None,
@@ -148,23 +144,23 @@ def _add_benchmark(sub) -> None:
         "--protocol",
         choices=("plain", "lodo"),
         default="plain",
-        help="lodo: add a second stage fitted on the other files of each file's genre "
-        "(scorer/evidence/genres.py), judged on the file it left out; a genre of one file "
-        "is held out by folds of its inputs, marked as such",
+        help="lodo: add a head chosen and fitted as fluency calibrate does on the other files "
+        "of each file's genre (scorer/evidence/genres.py), judged on the file it left out; a "
+        "genre of one file is held out by folds of its inputs, marked as such",
     )
     bm.add_argument(
         "--across-genres",
         action="store_true",
         help="with --protocol lodo: hold out whole genres instead of datasets: each genre "
-        "scored by a second stage chosen and fitted on the other genres (what a general model "
-        "meets: a genre it never saw)",
+        "scored by a head chosen and fitted on the other genres (what a general head meets: "
+        "a genre it never saw)",
     )
     bm.add_argument(
         "--across-datasets",
         action="store_true",
-        help="with --protocol lodo: hold out each dataset alone, fitted on every other one "
-        "(of --fit-genre): what a general stage's recipe gives a new dataset of a genre it "
-        "was fitted on",
+        help="with --protocol lodo: hold out each dataset alone, the head chosen by genres on "
+        "every other one (of --fit-genre): what a general head gives a new dataset of a genre "
+        "it was fitted on",
     )
     bm.add_argument(
         "--fit-genre",
@@ -181,18 +177,6 @@ def _add_benchmark(sub) -> None:
         metavar="FILE=GENRE",
         help="put a judgement file (its name without .jsonl) in a genre, for files not listed "
         "in scorer/evidence/genres.py (your own datasets beside ../shared/dev); repeat",
-    )
-    bm.add_argument(
-        "--regressor",
-        action="append",
-        default=[],
-        help="with --protocol lodo: second-stage candidates to choose from (default: all); repeat",
-    )
-    bm.add_argument(
-        "--inputs",
-        action="append",
-        choices=("features", "features+readings"),
-        help="with --protocol lodo: second-stage inputs to choose from; repeat (default: both)",
     )
     bm.add_argument(
         "--with-gleu",

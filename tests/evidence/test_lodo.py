@@ -1,7 +1,7 @@
 """`fluency benchmark --protocol lodo` with the real default model on small judgement files: each
-file's second stage is fitted on the other files of its genre only (a file's own judgements
-never reach its scores), a genre of one file is held out by folds and says so, and the report
-has the per-genre table."""
+file's head is chosen and fitted as `fluency calibrate` does on the other files of its genre only
+(a file's own judgements never reach its scores), a genre of one file is held out by folds and
+says so, and the report has the per-genre table."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from scorer.cli import main
 from scorer.evidence.benchmark_report import markdown
 from scorer.evidence.benchmark_run import LODO_LABEL, run_benchmark
 from scorer.evidence.genres import GENRES, genre_of
-from training.lodo import second_stage
+from training.calibrate import benchmark_stage
 
 SENTENCES = [
     "The company said profits rose in the first quarter.",
@@ -63,6 +63,7 @@ def test_every_dev_file_has_its_genre():
     assert set(GENRES.values()) == {"data-to-text", "mt", "summaries", "acceptability", "dialogue"}
 
 
+@pytest.mark.slow  # a head chosen per file and per fold: over a minute
 def test_a_file_is_scored_by_a_stage_fitted_on_the_other_files_of_its_genre(tmp_path, default):
     paths = [_file(tmp_path / "alpha.jsonl", 1), _file(tmp_path / "beta.jsonl", 2)]
     paths.append(_file(tmp_path / "gamma.jsonl", 3))
@@ -72,7 +73,7 @@ def test_a_file_is_scored_by_a_stage_fitted_on_the_other_files_of_its_genre(tmp_
         "cache_dir": tmp_path / "rows",
         "n_samples": 100,
         "protocol": "lodo",
-        "second_stage": second_stage(regressors=["ridge(alpha=10)", "ranker(C=1)"]),
+        "second_stage": benchmark_stage(),
         "genres": genres,
     }
     (run,) = run_benchmark([default], paths, **kwargs)
@@ -108,10 +109,11 @@ def _two_files_lodo(folder) -> list[str]:
     for name, seed in (("alpha", 1), ("beta", 2)):
         _file(folder / f"{name}.jsonl", seed)
     argv = ["benchmark", "--dev", str(folder), "--protocol", "lodo", "--samples", "100"]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(folder / "rows")]
+    argv += ["--cache", str(folder / "rows")]
     return [*argv, "--no-robustness", "--format", "json"]
 
 
+@pytest.mark.slow  # a head chosen per file and per fold: over a minute
 def test_the_command_runs_lodo_and_fits_on_the_gleu_stage_of_a_calibrated_model(tmp_path, capsys):
     argv = _two_files_lodo(tmp_path)
     assert main(argv) == 0
@@ -136,7 +138,7 @@ def _three_files_across(folder, flag: str) -> list[str]:
     for name, seed, flip in (("alpha", 1, False), ("beta", 2, False), ("gamma", 3, True)):
         _file(folder / f"{name}.jsonl", seed, flip=flip)
     argv = ["benchmark", "--dev", str(folder), "--protocol", "lodo", flag, "--samples", "100"]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(folder / "r"), "--no-robustness"]
+    argv += ["--cache", str(folder / "r"), "--no-robustness"]
     return [*argv, "--format", "json", "--genre", "alpha=g", "--genre", "beta=g"]
 
 
@@ -185,14 +187,14 @@ def test_files_of_ones_own_join_a_genre_by_name(tmp_path, capsys):
 
 
 def test_across_datasets_each_file_is_scored_by_a_fit_on_every_other_one(tmp_path, capsys):
-    # The general stage's recipe on a new dataset of a genre it knows: alpha is fitted on beta
-    # and gamma (another genre too); restricted to genre g, on beta alone.
-    argv = [*_three_files_across(tmp_path, "--across-datasets"), "--inputs", "features"]
+    # A general head on a new dataset of a genre it knows: alpha's is chosen and fitted on beta
+    # and gamma (another genre too, so by genres); restricted to genre g, on beta alone.
+    argv = _three_files_across(tmp_path, "--across-datasets")
     assert main(argv) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     assert set(run["held_out"].values()) == {"dataset"}
     assert run["second_stage"]["alpha"]["trained_on"] == ["beta", "gamma"]
-    assert run["second_stage"]["alpha"]["choice"] == "ridge(alpha=10) [features]"
+    assert run["second_stage"]["alpha"]["chosen_by"] == "one genre out"
     assert main([*argv, "--fit-genre", "g"]) == 0
     (only,) = json.loads(capsys.readouterr().out)["runs"]
     assert only["second_stage"]["alpha"]["trained_on"] == ["beta"]

@@ -1,4 +1,6 @@
-"""The calibration stage: leave-one-file-out selection, and a bundle that carries both stages."""
+"""`fluency calibrate`'s choice: folds of one dataset's inputs, the selection that chooses the
+shipped heads, a fitted head that loses to its best single input shipping that input, and a bundle
+that serves the head under its genre; and the shipped bundles it copies."""
 
 from __future__ import annotations
 
@@ -8,76 +10,123 @@ import numpy as np
 import pytest
 
 from scorer.errors import InputError, ModelLoadError
-from training.calibrate import (
-    JudgedFile,
-    calibrate,
-    input_folds,
-    is_failed_output,
-    leave_one_file_out,
-)
-from training.second_stage import candidates as _candidates
+from scorer.evidence.benchmark_data import is_empty_output
+from training.calibrate import choose, input_folds, write_bundle
+from training.heads import MINUS_LENGTH, section
+from training.heads_select import HeadFile
 
 
-def _file(name: str, sign: float, n: int = 30, seed: int = 0) -> JudgedFile:
-    rng = np.random.default_rng(seed)
+def _file(name, rng, *, n_groups=40, per=4, genre="mine", noise=0.5):
+    """People follow `gleu` (with noise); `x2` is noise; `row` numbers the outputs."""
+    n = n_groups * per
     gleu = rng.normal(size=n)
-    noise = rng.normal(size=n)
-    return JudgedFile(
-        name=name,
-        texts=[f"t{i}" for i in range(n)],
-        groups=[str(i // 3) for i in range(n)],
-        human=sign * gleu + 0.1 * noise,
-        gleu=gleu,
-        features=[{"f": float(v)} for v in noise],
-        n_left_out=0,
-    )
-
-
-def test_a_held_out_file_is_never_seen_in_its_own_fit():
-    # Two files where people agree with GLEU and one where they disagree: fitted on the other
-    # two, the model must score the contrary file backwards (Spearman near -1). Had the held-out
-    # file leaked into its fit, the ridge would have been pulled towards it.
-    files = [_file("a", 1.0, seed=1), _file("b", 1.0, seed=2), _file("c", -1.0, seed=3)]
-    ridge = {"ridge(alpha=1)": _candidates()["ridge(alpha=1)"]}
-    out = leave_one_file_out(files, ["f"], ridge)["ridge(alpha=1)"]
-    assert out["c"]["spearman"] < -0.9
-    assert set(out) == {"a", "b", "c"}
+    human = gleu + noise * rng.normal(size=n)
+    cols = {"gleu": gleu, "x2": rng.normal(size=n), "row": np.arange(n, dtype=float)}
+    groups = [f"{name}{i // per}" for i in range(n)]
+    return HeadFile(name, genre, human, groups, {"whole": cols}, {MINUS_LENGTH: rng.normal(size=n)})
 
 
 def test_input_folds_keep_each_input_whole_and_every_output_once():
-    f = _file("a", 1.0, n=31)  # groups of 3 outputs, the last of one
+    f = _file("a", np.random.default_rng(0), n_groups=31, per=3)
     folds = input_folds(f, 3, seed=4)
     assert [x.name for x in folds] == ["a#1", "a#2", "a#3"]
-    seen = sorted(t for x in folds for t in x.texts)
-    assert seen == sorted(f.texts)
-    owner = {g: x.name for x in folds for g in x.groups}
-    assert all(len({x.name for x in folds if g in x.groups}) == 1 for g in owner)
-    for x in folds:  # rows stay aligned with their texts
-        for t, h, row in zip(x.texts, x.human, x.features, strict=True):
-            i = f.texts.index(t)
-            assert h == f.human[i] and row == f.features[i]
-    assert [len(x.texts) for x in input_folds(f, 3, seed=4)] == [len(x.texts) for x in folds]
-    with pytest.raises(InputError):
+    rows = [x.columns["whole"]["row"].astype(int) for x in folds]
+    assert sorted(np.concatenate(rows).tolist()) == list(range(len(f.human)))
+    for x, r in zip(folds, rows, strict=True):  # every column and the baseline move together
+        assert x.human.tolist() == f.human[r].tolist()
+        assert x.groups == [f.groups[i] for i in r]
+        assert x.baselines[MINUS_LENGTH].tolist() == f.baselines[MINUS_LENGTH][r].tolist()
+    owners = {g: {x.name for x in folds if g in x.groups} for g in f.groups}
+    assert all(len(o) == 1 for o in owners.values())  # an input is never split
+    sizes = [len(x.human) for x in folds]
+    assert max(sizes) - min(sizes) <= 3  # one input of 3 outputs at most apart
+    with pytest.raises(InputError, match="at least 2"):
         input_folds(f, 1)
-    with pytest.raises(InputError):
-        input_folds(_file("b", 1.0, n=3), 2)  # one input cannot make two folds
+    with pytest.raises(InputError, match="fewer than 5 folds"):
+        input_folds(_file("b", np.random.default_rng(1), n_groups=4), 5)
 
 
-def test_folds_hold_out_inputs_of_one_genre():
-    # One file where people follow the feature, not GLEU: held out by folds of its own inputs,
-    # a regressor fitted on the other folds has learnt that and ranks the held-out fold well.
-    f = _file("own", 0.0, n=60, seed=5)
-    f = JudgedFile(
-        f.name, f.texts, f.groups, np.array([r["f"] for r in f.features]), f.gleu, f.features, 0
+def test_one_file_is_held_out_by_folds_several_by_file_or_by_genre():
+    rng = np.random.default_rng(2)
+    one = choose([_file("a", rng)], ["whole"], n_samples=50)
+    assert one.decision["held_out"] == "5 folds of the inputs of a"
+    assert set(one.decision["table"][0]["per_file"]) == {f"a#{i}" for i in range(1, 6)}
+    assert one.ships and one.fitted.inputs == ("gleu",) and not one.fell_back
+    files = [_file(n, rng, genre=g) for n, g in (("a", "g1"), ("b", "g1"), ("c", "g2"))]
+    assert choose(files, ["whole"], n_samples=50).decision["held_out"] == "one dataset out"
+    by_genre = choose(files, ["whole"], by_genre=True, n_samples=50)
+    assert by_genre.decision["held_out"] == "one genre out"
+    same_genre = [_file(n, rng) for n in "ab"]
+    assert choose(same_genre, ["whole"], by_genre=True, n_samples=50).decision["held_out"] == (
+        "one dataset out"
     )
-    folds = input_folds(f, 2)
-    out = leave_one_file_out(folds, ["f"], {"ridge(alpha=1)": _candidates()["ridge(alpha=1)"]})
-    assert all(r["spearman"] > 0.9 for r in out["ridge(alpha=1)"].values())
 
 
-def test_targets_are_z_normalised_within_each_file():
-    f = _file("a", 50.0)
-    assert abs(f.target.mean()) < 1e-9 and abs(f.target.std() - 1.0) < 1e-9
+def _within_and_across(rng, n_groups=150, per=6):
+    """People rate inputs apart by their quality q and the outputs of one input apart by w.
+    `gleu` orders the outputs of an input exactly (w) but reads q under a large offset per input;
+    `x2` reads q closely and the outputs of an input in a random order. Fitted on the human
+    scores, gleu + x2 ranks across inputs far better (rho) and within them worse (tau)."""
+    n = n_groups * per
+    q = np.repeat(rng.normal(size=n_groups), per)
+    w = rng.normal(size=n)
+    human = 2.0 * q + w
+    gleu = q + 1.5 * np.repeat(rng.normal(size=n_groups), per) + w
+    x2 = q + 0.05 * rng.normal(size=n)
+    groups = [str(i // per) for i in range(n)]
+    minus_length = -human + 3.0 * rng.normal(size=n)  # worse than either input
+    return HeadFile("mine", "mine", human, groups, {"whole": {"gleu": gleu, "x2": x2}},
+                    {MINUS_LENGTH: minus_length})  # fmt: skip
+
+
+def test_a_fitted_head_that_loses_to_its_best_single_input_ships_the_input(tmp_path):
+    from features.resources import MODELS_DIR
+    from scorer.scoring import load_scorer
+    from training.heads_select import held_out, judge
+
+    f = _within_and_across(np.random.default_rng(3))
+    choice = choose([f], ["whole"], n_samples=100)
+    # The selection added x2: held out, rho + tau rose with an interval above zero ...
+    assert choice.selected == ("whole", ("gleu", "x2"))
+    folds = input_folds(f, 5, seed=12345)  # the folds `choose` holds out
+    both, alone = (
+        judge(held_out(folds, "whole", inputs, False), folds, False)
+        for inputs in (["gleu", "x2"], ["gleu"])
+    )
+    assert both.criterion > alone.criterion and both.rho > alone.rho + 0.2
+    # ... but per-input tau fell, so the head does not beat gleu alone on both means: gleu ships.
+    assert both.tau < alone.tau - 0.1
+    assert choice.fell_back and choice.ships
+    assert choice.fitted.inputs == ("gleu",)
+    assert "did not beat gleu (whole) on both means" in choice.decision["decision"]
+    head, _, best = choice.decision["table"][:3]
+    assert best["label"] == "best single input: gleu (whole)"
+    assert (
+        (head["rho"], head["tau"])
+        == (best["rho"], best["tau"])
+        == (
+            pytest.approx(alone.rho, abs=1e-4),
+            pytest.approx(alone.tau, abs=1e-4),
+        )
+    )
+
+    # Written into a copy of the default, the genre serves gleu alone through the head's weights.
+    held = choice.decision["held_out"]
+    card_head = section(choice.fitted, [f], choice.decision, genre="mine", held=held, command="")
+    models = tmp_path / "models"
+    write_bundle(MODELS_DIR / "default", models / "mine", "mine", card_head, choice.decision)
+    served = load_scorer(models / "mine", models_dir=models)
+    assert "mine" in served.genres and served.card["name"] == "mine"
+    mine = served.for_genre("mine")
+    assert mine.calibration.inputs == ("gleu",)
+    texts = ["The hotel is near the station.", "station the near hotel is the"]
+    scores = mine.score_texts(texts)
+    coef, intercept = choice.fitted.coef[0], choice.fitted.intercept
+    assert [s.score for s in scores] == pytest.approx([coef * s.gleu + intercept for s in scores])
+    assert scores[0].score > scores[1].score
+    report = served.card["heads_report"]["mine"]
+    assert report["decision"] == choice.decision["decision"]
+    assert set(served.genres) > {"general", "mine", "data-to-text"}  # the default's heads kept
 
 
 @pytest.mark.parametrize(
@@ -85,106 +134,7 @@ def test_targets_are_z_normalised_within_each_file():
     [("", True), ("  ", True), ("null", True), (" NULL\n", True), ("None", True), ("No.", False)],
 )
 def test_failed_outputs(text, failed):
-    assert is_failed_output(text) is failed
-
-
-@pytest.fixture(scope="module")
-def default_scorer():
-    from scorer.scoring import load_scorer
-
-    return load_scorer(default_scorer_path())
-
-
-def _write(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def test_calibrate_writes_a_bundle_with_both_stages(tmp_path, default_scorer):
-    from scorer.calibration import CALIBRATION_FILE
-    from scorer.model import MODEL_FILE, sha256_file
-    from scorer.scoring import load_scorer
-
-    good = [
-        "The hotel is near the station.",
-        "Our restaurant serves Italian food in the city centre.",
-        "The cat sat on the mat.",
-        "She has lived in London for ten years.",
-    ]
-    bad = ["hotel the near station is the", "food Italian serves in centre city our", "null", ""]
-    for k, name in enumerate(("one", "two", "three")):
-        rows = [
-            {
-                "text": t,
-                "score": 3.0 - i % 2,
-                "scores": {},
-                "refs": [],
-                "group": str(i // 2),
-                "system": "s",
-            }
-            for i, t in enumerate(good)
-        ] + [
-            {
-                "text": t,
-                "score": 1.0 + k,
-                "scores": {},
-                "refs": [],
-                "group": str(9 + i),
-                "system": "s",
-            }
-            for i, t in enumerate(bad)
-        ]
-        _write(tmp_path / f"{name}.jsonl", rows)
-    models = tmp_path / "models"
-    section = calibrate(
-        default_scorer,
-        default_scorer_path(),
-        sorted(tmp_path.glob("*.jsonl")),
-        models / "cal",
-        candidates=["ridge(alpha=10)"],
-    )
-    assert section["regressor"] == "ridge(alpha=10)"
-    assert section["files"]["one"] == {"n": 6, "n_left_out": 2}
-    # One file, its inputs held out in folds: the same bundle, the choice made within a genre.
-    one = calibrate(
-        default_scorer,
-        default_scorer_path(),
-        [tmp_path / "one.jsonl"],
-        models / "cal-one",
-        candidates=["ridge(alpha=10)"],
-        folds=2,
-    )
-    assert one["selection"].startswith("held out: 2 folds of inputs")
-    assert set(one["leave_one_file_out"]["ridge(alpha=10) [features]"]) == {"one#1", "one#2"}
-    assert sum(one["folds"].values()) == 6
-    # One dataset and no folds asked for: folds of its inputs, five by default (it has four).
-    with pytest.raises(InputError, match="fewer than 5 folds"):
-        calibrate(default_scorer, default_scorer_path(), [tmp_path / "one.jsonl"], models / "x")
-    card = json.loads((models / "cal" / "card.json").read_text())
-    assert card["calibration"]["sha256"] == sha256_file(models / "cal" / CALIBRATION_FILE)
-    assert card["model_sha256"] == sha256_file(models / "cal" / MODEL_FILE)
-    assert card["calibration"]["inputs"][0] == "gleu"
-
-    # The bundle serves both stages: the GLEU score as the model it came from gives it, and a
-    # fluency score on the human scale that orders texts as the fitted regressor says.
-    served = load_scorer(models / "cal", models_dir=models)
-    texts = [good[0], bad[0]]
-    both = served.score_texts(texts)
-    plain = default_scorer.gleu_stage().score_texts(texts)
-    assert [s.gleu for s in both] == pytest.approx([s.score for s in plain], abs=1e-9)
-    assert [s.gleu for s in plain] == pytest.approx([s.score for s in plain], abs=1e-9)
-    # Each input is read within the range it took in the fit; the GLEU score is not bounded.
-    clip = card["calibration"]["clip"]
-    assert clip["low"][0] is None and clip["high"][0] is None
-    assert len(clip["low"]) == len(card["calibration"]["inputs"])
-    assert both[0].score != both[0].gleu
-    assert both[0].score > both[1].score
-
-    # A stage that is not linear is read from its pickle, checked against the card's hash.
-    card["calibration"].pop("linear")
-    (models / "cal" / "card.json").write_text(json.dumps(card))
-    (models / "cal" / CALIBRATION_FILE).write_bytes(b"not a model")
-    with pytest.raises(ModelLoadError, match="corrupt or was replaced"):
-        load_scorer(models / "cal", models_dir=models)
+    assert is_empty_output(text) is failed
 
 
 def default_scorer_path():
@@ -303,54 +253,6 @@ def test_data_to_text_is_the_defaults_head_for_its_genre_served_under_its_old_na
     assert [s["fluency"] for s in old.get_json()["scores"]] == [
         s["fluency"] for s in new.get_json()["scores"]
     ]
-
-
-def test_a_held_out_genre_is_never_seen_in_its_own_fit():
-    # Two genres where people follow GLEU and one, of two datasets, where they go against it:
-    # with the genre held out whole, neither of its datasets helps the other, so both are
-    # scored backwards. Left out one dataset at a time, each would have learnt from its sibling.
-    from training.second_stage import leave_one_genre_out
-
-    files = [
-        _file("a", 1.0, seed=1),
-        _file("b", 1.0, seed=2),
-        _file("c1", -1.0, seed=3),
-        _file("c2", -1.0, seed=4),
-    ]
-    genres = {"a": "g1", "b": "g2", "c1": "g3", "c2": "g3"}
-    ridge = {"ridge(alpha=1)": _candidates()["ridge(alpha=1)"]}
-    by_genre = leave_one_genre_out(files, genres, ["f"], ridge)["ridge(alpha=1)"]
-    by_file = leave_one_file_out(files, ["f"], ridge)["ridge(alpha=1)"]
-    assert list(by_genre) == ["a", "b", "c1", "c2"]
-    assert by_genre["c1"]["spearman"] < -0.9 and by_genre["c2"]["spearman"] < -0.9
-    assert by_file["c1"]["spearman"] > by_genre["c1"]["spearman"] + 0.1  # c2 pulled it
-
-
-def test_the_genre_criterion_weighs_each_genre_the_same():
-    from training.second_stage import criterion
-
-    per_file = {
-        "d1": {"spearman": 0.5, "group_kendall": float("nan")},
-        "d2": {"spearman": 0.5, "group_kendall": float("nan")},
-        "d3": {"spearman": 0.5, "group_kendall": float("nan")},
-        "m": {"spearman": -0.1, "group_kendall": float("nan")},
-    }
-    genres = {"d1": "d2t", "d2": "d2t", "d3": "d2t", "m": "mt"}
-    assert criterion(per_file)[1] == pytest.approx(0.35)  # by file: 3 of 4 votes
-    assert criterion(per_file, genres)[1] == pytest.approx(0.2)  # by genre: 1 of 2
-
-
-def test_choose_holds_out_genres_when_the_files_span_several():
-    from training.second_stage import choose
-
-    files = [_file("a", 1.0, seed=1), _file("b", 1.0, seed=2), _file("c", 1.0, seed=3)]
-    genres = {"a": "g1", "b": "g1", "c": "g2"}
-    one = {"regressors": ["ridge(alpha=1)"], "input_sets": ("features",)}
-    by_genre = choose(files, ["f"], genres=genres, **one)
-    assert by_genre.held_out == "genres"
-    assert set(by_genre.table["ridge(alpha=1) [features]"]) == {"a", "b", "c"}
-    one_genre = choose(files, ["f"], genres={**genres, "c": "g1"}, **one)
-    assert one_genre.held_out == "datasets"
 
 
 def test_a_card_whose_clip_bounds_do_not_match_its_inputs_is_refused(tmp_path):

@@ -11,9 +11,10 @@ import pytest
 
 from scorer.cli import main
 from scorer.errors import InputError
+from training.heads import MINUS_LENGTH, text_columns
+from training.heads_select import HeadFile
 from training.judged_table import read_table
-from training.learning_curve import _draw, _split, learning_curve, plot, table
-from training.second_stage import CANDIDATES, JudgedFile
+from training.learning_curve import file_curve, plot, shipped_columns, table, wins
 
 SENTENCES = [
     "The hotel is near the station.",
@@ -178,117 +179,136 @@ def test_unreadable_files_are_refused_with_a_clear_error(tmp_path, capsys):
 # -- the learning curve, on made-up scores -------------------------------------------------------
 
 
-def _judged(n: int, seed: int, per_input: int = 3) -> JudgedFile:
-    """People follow the feature `f`, not the GLEU score."""
+def _follows_x2(n_groups: int, per: int, seed: int, n_systems: int = 0) -> HeadFile:
+    """People follow `x2`, not the GLEU score; the shipped head to compare with reads gleu."""
     rng = np.random.default_rng(seed)
-    f = rng.normal(size=n)
-    return JudgedFile(
-        name=f"d{seed}",
-        texts=[f"t{i}" for i in range(n)],
-        groups=[f"g{i // per_input}" for i in range(n)],
-        human=f + 0.3 * rng.normal(size=n),
-        gleu=rng.normal(size=n),
-        features=[{"f": float(v)} for v in f],
-        n_left_out=0,
+    n = n_groups * per
+    x2 = rng.normal(size=n)
+    cols = {"gleu": rng.normal(size=n), "x2": x2}
+    systems = [f"s{i % n_systems}" for i in range(n)] if n_systems else []
+    return HeadFile(
+        f"d{seed}",
+        "mine",
+        x2 + 0.3 * rng.normal(size=n),
+        [f"g{i // per}" for i in range(n)],
+        {"whole": cols},
+        {MINUS_LENGTH: rng.normal(size=n)},
+        systems,
     )
 
 
-def test_held_out_inputs_are_never_drawn_and_draws_take_whole_inputs():
-    files = [_judged(300, 1), _judged(90, 2, per_input=1)]
-    held, pool = _split(files, np.random.default_rng(0), 0.3)
-    assert [len(set(h.groups)) for h in held] == [30, 27]  # 30% of 100 and of 90 inputs
-    assert sum(len(rows) for _, rows in pool) + sum(len(h.texts) for h in held) == 390
-    previous: set = set()
-    for n in (50, 100, 200):
-        drawn = _draw(files, pool, n)
-        size = sum(len(d.texts) for d in drawn)
-        assert n <= size < n + 3  # whole inputs of at most 3 outputs
-        held_by_name = {h.name: h for h in held}
-        for d in drawn:
-            assert not set(d.groups) & set(held_by_name[d.name].groups)
-        keys = {(d.name, t) for d in drawn for t in d.texts}
-        assert previous <= keys  # a larger draw holds the smaller one
-        previous = keys
-        for d in drawn:  # every drawn input whole
-            whole = next(f for f in files if f.name == d.name)
-            for g in set(d.groups):
-                assert d.groups.count(g) == whole.groups.count(g)
-
-
-def test_learning_curve_beats_a_gleu_score_people_ignore(tmp_path):
-    curve = learning_curve(
-        [_judged(420, 3)], ["f"], regressor="ridge(alpha=1)", input_set="features", draws=3
-    )
-    # 70% of 140 inputs of 3 left to draw from: 50, 100, 200, then all 294 (not 400).
-    assert [p.n for p in curve.points] == [50, 100, 200, 294]
-    assert curve.n_held == (126, 126, 126) and curve.n_available == 294
-    assert all(len(p.rho) == 3 and min(p.rho) > 0.85 for p in curve.points)
-    assert max(curve.reference.rho) < 0.3  # GLEU here is noise
-    text = table(curve)
-    cells = text.splitlines()[2].split(" | ")
-    assert cells[0] == "| 50" and cells[1].startswith("0.9")
-    # The paired difference from GLEU alone on the same held-out part: signed, large here.
-    assert cells[2].startswith("+") and float(cells[2].split()[0]) > 0.6
-    assert text.splitlines()[-1].startswith("| GLEU alone | ")
-    plot(curve, tmp_path / "c.png", title="made up")
+def test_learning_curve_draws_whole_inputs_and_judges_on_the_rest(tmp_path):
+    f = _follows_x2(100, 3, seed=1, n_systems=8)
+    general = f.columns["whole"]["gleu"]
+    curve = file_curve(f, {"general head": general}, ["whole"], sizes=(25, 50, 240, 290), draws=2)
+    # 300 outputs: 240 leaves 60 to judge on; 290 would leave fewer than 50.
+    assert list(curve.draws) == [25, 50, 240]
+    assert curve.columns == ("calibrated", "general head", MINUS_LENGTH)
+    for n, draws in curve.draws.items():
+        assert len(draws) == 2
+        for d in draws:
+            assert n <= d.n < n + 3 and d.n + d.n_held == 300  # whole inputs of 3 outputs
+            assert d.head == "x2 (whole)" and d.shipped
+            assert set(d.figures) == set(curve.columns)
+    # People follow x2: fitted on 50 ratings the head agrees with them, the GLEU score does not,
+    # per text, within inputs and per system (8 systems).
+    assert curve.no_systems is None
+    assert curve.mean(50, "calibrated", "rho") > 0.9
+    assert abs(curve.mean(50, "general head", "rho")) < 0.2
+    assert curve.mean(50, "calibrated", "tau") > 0.7
+    assert curve.mean(240, "calibrated", "system") > curve.mean(240, "general head", "system")
+    text = table([curve])
+    assert "| d1 | mine | 25 | 273 | 0.9" in text  # 9 inputs of 3 drawn
+    assert text.splitlines()[-1].endswith(" | 2 of 2 |")
+    assert "| 50 | 1 of 1 | 0 of 0 | 1 of 1 | 1 of 1 |" in wins([curve])
+    other = file_curve(_follows_x2(60, 2, seed=2), {}, ["whole"], draws=1)
+    plot([curve, other], tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # No system named: no system-level figure, and the reason.
+    plain = file_curve(_follows_x2(40, 3, seed=3), {}, ["whole"], sizes=(25,), draws=1)
+    assert plain.no_systems == "its outputs name no system"
+    assert np.isnan(plain.mean(25, "calibrated", "system"))
+
+
+def test_shipped_heads_are_applied_as_the_service_applies_them():
+    from features.resources import MODELS_DIR
+    from scorer.scoring import load_scorer
+
+    served = load_scorer(MODELS_DIR / "default")
+    texts = [r["output"] for r in _rows()]
+    genre = "data-to-text"
+    columns = text_columns(served, texts, ["whole", "weighted", "sum"])
+    columns.pop("length")
+    f = HeadFile("x", genre, np.zeros(len(texts)), texts, columns)
+    found = shipped_columns(served.card, f)
+    assert set(found) == {"general head", "genre head"}
+    assert found["general head"] == pytest.approx(served.score(texts, genre="general"))
+    assert found["genre head"] == pytest.approx(served.score(texts, genre=genre))
 
 
 # -- the whole command, with the real default model ---------------------------------------------
 
 
-def test_calibrate_a_csv_of_sentences_and_their_shuffles(tmp_path, capsys):
-    import matplotlib.image
-
+def test_calibrate_writes_a_bundle_that_serves_the_genre(tmp_path, capsys, monkeypatch):
     from scorer.scoring import load_scorer
+    from scorer.web import create_app
 
     path = _csv(tmp_path / "mine.csv", _rows())
-    models, png = tmp_path / "models", tmp_path / "curve.png"
+    models = tmp_path / "models"
     argv = ["calibrate", "--judgements", path, "--text-column", "output"]
-    argv += ["--score-column", "rating", "--group-column", "input", "--out", str(models / "mine")]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
-    assert main([*argv, "--learning-curve", str(png)]) == 0
+    argv += ["--score-column", "rating", "--group-column", "input", "--genre", "reviews"]
+    argv += ["--cache", str(tmp_path / "rows"), "--out", str(models / "mine")]
+    assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert "fluency: warning: one dataset: the second stage is chosen by 5 folds" in err
-    assert "| ridge(alpha=10) [features] (chosen) |" in out or "[features+readings] (chosen)" in out
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| judgements |"))
-    # 14 inputs of 2, 30% held out: 10 inputs, 20 judgements left to learn from.
-    assert lines[start + 2].startswith("| 20 | ")
-    assert lines[start + 3].startswith("| GLEU alone | ")
-    assert matplotlib.image.imread(png).shape[2] in (3, 4)
+    assert "fluency: note: one dataset: the head is chosen on 5 folds of its inputs" in err
+    assert "## reviews: shipped" in out
+    assert "held out: 5 folds of the inputs of mine" in out
+    assert f"wrote {models / 'mine'}: genre reviews: " in out
 
     card = json.loads((models / "mine" / "card.json").read_text())
-    section = card["calibration"]
-    assert section["regressor"] == "ridge(alpha=10)"
-    assert section["files"] == {"mine": {"n": 28, "n_left_out": 0}}
-    assert section["target"].startswith("rating")
-    assert "--text-column output --score-column rating" in section["command"]
+    head = card["heads"]["reviews"]
+    assert head["files"] == {"mine": 28} and head["inputs"][0] == "gleu"
+    assert "--genre reviews" in head["command"] and "--score-column rating" in head["command"]
+    assert card["heads_report"]["reviews"]["decision"].startswith("shipped")
     served = load_scorer(models / "mine", models_dir=models)
-    scores = served.score_texts([r["output"] for r in _rows()])
-    real, shuffled = [s.score for s in scores[::2]], [s.score for s in scores[1::2]]
-    assert np.mean(real) > np.mean(shuffled)
-    assert np.mean(real) - np.mean(shuffled) > 1.0  # on the human scale, z-normalised
+    texts = [r["output"] for r in _rows()]
+    scores = served.score(texts, genre="reviews")
+    real, shuffled = scores[::2], scores[1::2]
+    assert np.mean(real) - np.mean(shuffled) > 1.0  # on people's scale, z-normalised
+    assert served.score(texts, genre="general") == pytest.approx(
+        load_scorer("default").score(texts, genre="general")
+    )  # the bundle's own heads are kept
 
-    # The same rows as two datasets, and as JSONL read by --human-field: datasets held out whole.
-    rows = [{**r, "set": "first" if i < 14 else "second"} for i, r in enumerate(_rows())]
-    lines = "".join(json.dumps({**r, "scores": {"r": r["rating"]}}) + "\n" for r in rows)
-    (tmp_path / "mine.jsonl").write_text(lines)
-    argv = ["calibrate", "--judgements", str(tmp_path / "mine.jsonl"), "--dataset-column", "set"]
-    argv += ["--text-column", "output", "--human-field", "scores.r", "--group-column", "input"]
-    argv += ["--regressor", "ridge(alpha=10)", "--cache", str(tmp_path / "rows")]
-    argv += ["--genre", "reviews", "--summary", "For my reviews; not for news."]
-    assert main([*argv, "--out", str(models / "two")]) == 0
+    # The genre is served by name, in the CLI and in the service.
+    lines = tmp_path / "two.txt"
+    lines.write_text(f"{texts[0]}\n{texts[1]}\n")
+    monkeypatch.setenv("FLUENCY_MODELS_DIR", str(models))
+    assert main(["score", "--model", "mine", "--genre", "reviews", str(lines)]) == 0
+    printed = [float(x) for x in capsys.readouterr().out.split()]
+    assert printed == pytest.approx(scores[:2], abs=1e-5)
+    app = create_app({"TESTING": True, "MODELS_DIR": str(models), "MODEL_PATH": "mine"})
+    body = {"sentences": texts[:2], "genre": "reviews"}
+    answer = app.test_client().post("/v1/score", json=body).get_json()
+    assert [s["fluency"] for s in answer["scores"]] == pytest.approx(scores[:2])
+
+
+def test_no_bundle_is_written_when_the_head_does_not_beat_minus_the_length(tmp_path, capsys):
+    # People here rate the shorter output higher, whatever it reads like, by exactly the token
+    # count minus the length reads: a head can at best match it, and is not written.
+    from scorer.scoring import load_scorer
+
+    texts = [r["output"] for r in _rows()]
+    length = text_columns(load_scorer("default"), texts, ["whole"])["length"]["n_tokens"]
+    rows = [{**r, "rating": -n} for r, n in zip(_rows(), length, strict=True)]
+    path = _csv(tmp_path / "short.csv", rows)
+    argv = ["calibrate", "--judgements", path, "--text-column", "output"]
+    argv += ["--score-column", "rating", "--group-column", "input"]
+    argv += ["--cache", str(tmp_path / "rows"), "--out", str(tmp_path / "models" / "short")]
+    assert main(argv) == 1
     out, err = capsys.readouterr()
-    assert "warning" not in err
-    assert "| regressor [inputs] | first | second | mean rho | mean tau |" in out
-    card = json.loads((models / "two" / "card.json").read_text())
-    assert card["summary"] == "For my reviews; not for news."
-    assert "--summary 'For my reviews; not for news.'" in card["calibration"]["command"]
-    section = card["calibration"]
-    assert section["genre"] == "reviews"
-    assert section["selection"].startswith("held out: datasets")
-    assert set(section["files"]) == {"first", "second"}
+    assert "fluency: no head written: not shipped: held out, it does not beat minus length" in err
+    assert "## short: not shipped" in out
+    assert not (tmp_path / "models" / "short").exists()
 
 
 def _sfhot_csv(shared_dir, path, n_inputs: int | None = None) -> int:
@@ -307,45 +327,18 @@ def _sfhot_csv(shared_dir, path, n_inputs: int | None = None) -> int:
     return len(table)
 
 
-def test_three_hundred_ratings_of_one_system(shared_dir, tmp_path, capsys):
-    from scorer.scoring import load_scorer
-
+@pytest.mark.slow
+def test_three_hundred_ratings_of_one_system_with_a_learning_curve(shared_dir, tmp_path, capsys):
     n = _sfhot_csv(shared_dir, tmp_path / "hotels.csv", n_inputs=135)
     models, png = tmp_path / "models", tmp_path / "curve.png"
     argv = ["calibrate", "--judgements", str(tmp_path / "hotels.csv"), "--text-column", "output"]
-    argv += ["--score-column", "naturalness", "--group-column", "input"]
-    argv += ["--regressor", "ridge(alpha=100)", "--cache", str(tmp_path / "rows")]
-    argv += ["--out", str(models / "hotels"), "--learning-curve", str(png)]
-    assert main(argv) == 0
+    argv += ["--score-column", "naturalness", "--group-column", "input", "--genre", "data-to-text"]
+    argv += ["--cache", str(tmp_path / "rows"), "--out", str(models / "hotels")]
+    main([*argv, "--learning-curve", str(png), "--draws", "2"])
     out = capsys.readouterr().out
-    rows = [r for r in out[out.index("| judgements |") :].splitlines() if r.startswith("|")]
-    assert [r.split(" | ")[0] for r in rows[2:]] == ["| 50", "| 100", "| 200", "| GLEU alone"]
+    rows = [r for r in out[out.index("| file |") :].splitlines() if r.startswith("| hotels")]
+    # 300 ratings: 25, 50, 100 and 200 leave 50 or more to judge on; 400 and 800 do not.
+    assert [r.split(" | ")[2] for r in rows] == ["25", "50", "100", "200"]
+    assert all(len(r.split(" | ")) == 9 for r in rows)  # calibrated, general, genre, length
     assert png.stat().st_size > 10_000
-    section = json.loads((models / "hotels" / "card.json").read_text())["calibration"]
-    assert section["files"]["hotels"]["n"] == n and 280 <= n <= 320
-    scores = load_scorer(models / "hotels", models_dir=models).score_texts(
-        ["There are 2 hotels near the marina.", "hotels near there 2 marina the are."]
-    )
-    assert scores[0].score > scores[1].score
-
-
-@pytest.mark.slow
-def test_a_dev_file_as_csv_every_candidate(shared_dir, tmp_path, capsys):
-    from scorer.scoring import load_scorer
-
-    n = _sfhot_csv(shared_dir, tmp_path / "sfhot.csv")
-    models, png = tmp_path / "models", tmp_path / "curve.png"
-    argv = ["calibrate", "--judgements", str(tmp_path / "sfhot.csv"), "--text-column", "output"]
-    argv += ["--score-column", "naturalness", "--group-column", "input"]
-    argv += ["--cache", str(tmp_path / "rows"), "--out", str(models / "sfhot")]
-    assert main([*argv, "--learning-curve", str(png)]) == 0
-    out = capsys.readouterr().out
-    rows = [r for r in out[out.index("| judgements |") :].splitlines() if r.startswith("|")]
-    sizes = [r.split(" | ")[0] for r in rows[2:]]
-    assert sizes[:4] == ["| 50", "| 100", "| 200", "| 400"] and sizes[-1] == "| GLEU alone"
-    assert png.stat().st_size > 10_000
-    section = json.loads((models / "sfhot" / "card.json").read_text())["calibration"]
-    assert section["files"] == {"sfhot": {"n": n, "n_left_out": 0}}
-    assert len(section["leave_one_file_out"]) == 2 * len(CANDIDATES)  # each on both input sets
-    served = load_scorer(models / "sfhot", models_dir=models)
-    assert len(served.score_texts(["The hotel is near the station."])) == 1
+    assert 280 <= n <= 320
