@@ -211,7 +211,9 @@ def scramble_check(
 def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict[str, float]]:
     from features.rows import FeatureRows
 
-    if cache_dir is not None:
+    # Only a tier with a costly extractor has stores to add up; without one the cheap store is
+    # the scorer's own, whose rows it read before these were added: they would be parsed twice.
+    if cache_dir is not None and any(f in COSTLY for f in scorer.features):
         cheap = tuple(f for f in scorer.features if f not in COSTLY)
         for group in [cheap, *[(f,) for f in scorer.features if f in COSTLY]]:
             FeatureRows(group, scorer.rows.resources).rows(

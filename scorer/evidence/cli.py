@@ -104,7 +104,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
 def _second_stage(args):
     # Chosen as `fluency calibrate` chooses a head (the training package), as robustness sets
     # are built with it.
-    from training.calibrate import benchmark_stage
+    from training.held_out import benchmark_stage
 
     return benchmark_stage(
         across_genres=args.across_genres,

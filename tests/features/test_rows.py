@@ -144,7 +144,8 @@ def test_score_benchmark_calibrate_and_train_share_one_path(tmp_path, parses):
     loaded copy of the model, and training features of the same texts, parse nothing."""
     from scorer.evidence.benchmark_run import run_benchmark
     from scorer.scoring import load_scorer
-    from training.calibrate import judged_file
+    from training.calibrate import head_file
+    from training.judged_table import read_table
     from training.train import featurize
 
     texts = [*TEXTS, "The bank raised rates. Then it cut them again.", "X is a restaurant ."]
@@ -156,15 +157,17 @@ def test_score_benchmark_calibrate_and_train_share_one_path(tmp_path, parses):
     run_benchmark([scorer], [path], aggregates=["weighted"], cache_dir=cache, n_samples=100)
     parses.clear()
     again = load_scorer("default")
-    judged = judged_file(again, path, cache_dir=cache, readings=False)
+    (table,) = read_table(path)
+    judged = head_file(again, table, "toy", ["weighted"], cache_dir=cache)
     assert parses == [] and again.rows.n_computed == 0
-    # The readings also read each text whole: the benchmark read whole texts only with the
-    # cheap extractors its baselines need, so the one text of two sentences is parsed now.
-    judged_file(again, path, cache_dir=cache)
+    # Read whole as well: the benchmark read whole texts only with the cheap extractors its
+    # baselines need, so the one text of two sentences is parsed now.
+    head_file(again, table, "toy", ["whole", "weighted"], cache_dir=cache)
     assert parses == [["The bank raised rates. Then it cut them again."]]
     parses.clear()
     # spaCy's parser confidences move in the 7th digit with the batch a text is parsed in.
-    assert judged.gleu.tolist() == pytest.approx([s.gleu for s in scored], abs=1e-6)
+    gleu = judged.columns["weighted"]["gleu"]
+    assert gleu.tolist() == pytest.approx([s.gleu for s in scored], abs=1e-6)
     rows = featurize(TEXTS, scorer.features, cache_dir=cache, progress=False)
     assert parses == []
     assert rows == again.sentence_rows(TEXTS, cache_dir=cache)
