@@ -348,7 +348,7 @@ def decide(
             row["system"] = view.figures(head_preds).as_dict()
         row["wins"] = {
             MINUS_LENGTH: wins(head_j, minus),
-            "best single input": wins(head_j, best),
+            "best single input": None if is_best else wins(head_j, best),
             "files": n_files,
         }
         table.append(row)
@@ -389,7 +389,9 @@ def decide(
             row["scrambles"] = round(checked[k], 4)
         if view:
             preds = held_out(files, singles[k][0], [singles[k][1]], by_genre)
-            row["system"] = view.point(preds).as_dict()
+            row["system"] = {
+                k: v for k, v in view.point(preds).as_dict().items() if k != "per_file"
+            }
         table.append(row)
     skipped = dict(view.skipped)
     if head_j is None:
@@ -581,11 +583,15 @@ def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[st
     head = next((r for r in table if r["label"] == "head"), None)
     if head and head.get("wins"):
         w = head["wins"]
+        versus_best = (
+            "(the head is its best single input)"
+            if w["best single input"] is None
+            else f"and its best single input on {w['best single input']}"
+        )
         out += [
             "",
-            f"Per file, the head beats minus the length on {w[MINUS_LENGTH]} and its best "
-            f"single input on {w['best single input']} of {w['files']} held-out files "
-            "(rho + per-input tau).",
+            f"Per file (rho + per-input tau), the head beats minus the length on "
+            f"{w[MINUS_LENGTH]} of {w['files']} held-out files {versus_best}.",
         ]
     return out
 
