@@ -143,7 +143,8 @@ def read_table(
     one named after the file's stem.
 
     Without `group_column`, a column named "group" is the input when the file has one, else every
-    output is its own input; a blank cell of the group column is an input of its own too. Empty
+    output is its own input; a blank cell of the group column is an input of its own too. A
+    column named "system" names each output's system (blank: ""). Empty
     and "null" outputs, and rows whose `is_reference` holds true, are left out and counted
     (`counts`). InputError when a column named is absent, a score is not a number, or a dataset
     keeps fewer than two judgements or only one distinct score.
@@ -163,7 +164,7 @@ def read_table(
         group_column = "group"
     raw = path.read_bytes()
 
-    kept: dict[str, list[tuple[str, float, str, list[str]]]] = {}
+    kept: dict[str, list[tuple[str, float, str, list[str], str]]] = {}
     counts: dict[str, dict[str, int]] = {}
     for where, row in rows:
         name = path.stem
@@ -191,7 +192,8 @@ def read_table(
         group = f"\x00{where}" if _blank(group) else str(group)
         refs = _get(row, "refs")
         refs = [str(r) for r in refs] if isinstance(refs, list | tuple | np.ndarray) else []
-        kept[name].append((text, score, group, refs))
+        system = _get(row, "system")  # where the table names systems: system-level figures
+        kept[name].append((text, score, group, refs, "" if _blank(system) else str(system)))
 
     out = []
     for name, items in kept.items():
@@ -202,7 +204,7 @@ def read_table(
                 f"({counts[name]['n_empty']} empty, {counts[name]['n_references']} references "
                 "left out); a calibration needs at least 2"
             )
-        human = np.array([s for _, s, _, _ in items])
+        human = np.array([s for _, s, _, _, _ in items])
         if np.ptp(human) == 0:
             raise InputError(
                 f"{where}: every score is {human[0]:g}; people must have scored some outputs "
@@ -215,11 +217,12 @@ def read_table(
             JudgedFile(
                 name,
                 digest.hexdigest(),
-                [t for t, _, _, _ in items],
+                [t for t, _, _, _, _ in items],
                 human,
-                [g for _, _, g, _ in items],
-                [r for _, _, _, r in items],
+                [g for _, _, g, _, _ in items],
+                [r for _, _, _, r, _ in items],
                 {**counts[name], "n_kept": len(items)},
+                [m for *_, m in items],
             )
         )
     return out

@@ -271,6 +271,7 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     shown = [c for c in found if c.draws]
     if not shown:
@@ -292,10 +293,15 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
         axes = np.atleast_1d(block.subplots(nrows, ncols, squeeze=False)).ravel()
         for ax, c in zip(axes, shown, strict=False):
             ns = np.array(list(c.draws), dtype=float)
+            drawn = False
             for column in c.columns:
                 ys = np.array([c.mean(int(n), column, figure) for n in ns])
                 if np.isfinite(ys).any():
                     ax.plot(ns, ys, label=column, **styles.get(column, {}))
+                    drawn = True
+            if not drawn:
+                ax.text(0.5, 0.5, "no input with two\noutputs rated apart", ha="center",
+                        va="center", transform=ax.transAxes, fontsize=8)  # fmt: skip
             k = FIGURES.index(figure)
             per_draw = [[d.figures.get(CALIBRATED, (math.nan,) * 3)[k] for d in c.draws[int(n)]]
                         for n in ns]  # fmt: skip
@@ -310,9 +316,13 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
             ax.grid(alpha=0.3)
         for ax in axes[len(shown) :]:
             ax.set_visible(False)
-        axes[0].legend(fontsize=6, loc="best")
+        present = [k for k in styles if any(k in c.columns for c in shown)]
+        proxies = [Line2D([], [], label=k, **styles[k]) for k in present]
+        axes[0].legend(handles=proxies, fontsize=6, loc="best")
         block.suptitle(
-            f"{label} on the inputs not drawn, against the ratings fitted on", fontsize=10
+            f"{label} on the inputs not drawn, against the ratings fitted on (mean over "
+            "draws; shaded: the calibrated head's range)",
+            fontsize=10,
         )
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -333,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--model", default="default", help="the bundle whose heads are compared")
     ap.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
-    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev")
+    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev (names)")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="ratings drawn")
     ap.add_argument("--draws", type=int, default=5, help="draws a size")
     ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
@@ -349,7 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", help="write every draw here")
     args = ap.parse_args(argv)
     (scorer,) = load_configured_all([args.model], from_env())
-    paths = judgement_files(args.dev, args.files)
+    names = [f if f.endswith(".jsonl") or Path(f).is_file() else f"{f}.jsonl" for f in args.files]
+    paths = judgement_files(args.dev, names)
     genres = genres_of([p.stem for p in paths], GENRES)
     readings = args.aggregate or list(READINGS)
     cut = {"max_outputs": args.max_outputs, "max_words": args.max_words, "seed": args.seed}

@@ -108,9 +108,13 @@ def test_groups_references_and_datasets(tmp_path):
     assert (x.name, y.name) == ("x", "y") and x.sha256 != y.sha256
     assert x.texts == [rows[1]["text"], rows[2]["text"]] and x.groups == ["x", "x"]
     assert x.counts == {"n_lines": 3, "n_empty": 0, "n_references": 1, "n_kept": 2}
-    # A column named "group" is the input when none is named.
-    _csv(tmp_path / "g.csv", [{**r, "group": r["set"]} for r in rows])
-    assert read_table(tmp_path / "g.csv")[0].groups == ["x", "x", "y", "y"]
+    assert one.systems == ["", "", "", ""]  # no system column: none named
+    # A column named "group" is the input when none is named, and "system" the system.
+    systems = ["A", "B", "", "A", "C"]
+    named_rows = [{**r, "group": r["set"], "system": m} for r, m in zip(rows, systems, strict=True)]
+    _csv(tmp_path / "g.csv", named_rows)
+    (named,) = read_table(tmp_path / "g.csv")
+    assert named.groups == ["x", "x", "y", "y"] and named.systems == ["B", "", "A", "C"]
 
 
 @pytest.mark.parametrize(
