@@ -693,6 +693,7 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         "system_level_skipped",
     )
     card["heads_report"] = {k: {x: v[x] for x in keys if x in v} for k, v in report.items()}
+    card["heads"] = dict(sorted(card["heads"].items()))  # as the card is written and read
     card["summary"] = summarize(card)
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     write_readme(folder, card)

@@ -41,7 +41,8 @@ def test_an_old_card_loads_and_scores_every_head_as_the_new_one(tmp_path):
     assert "general" not in card["heads"] and "gleu_stage" not in card
     old, new = load_scorer("default", models_dir=tmp_path), load_scorer("default")
     assert isinstance(old.gleu_svm, LinearGleuStage)  # the linear stage, not the pickle
-    assert old.genres == new.genres == ["general", "data-to-text", "mt", "summaries"]
+    assert old.genres == new.genres and new.genres[0] == "general"
+    assert {"data-to-text", "mt", "summaries"} <= set(new.genres)
     for genre in old.genres:
         a = old.score_texts(TEXTS, genre=genre)
         b = new.score_texts(TEXTS, genre=genre)
@@ -66,7 +67,7 @@ def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
         bare = scorer.gleu_stage()
         assert bare.calibration is None and bare.genres == ["general"]
         assert GENERAL not in card_heads(bare.card)
-        assert set(card_heads(bare.card)) == {"data-to-text", "mt", "summaries"}
+        assert set(card_heads(bare.card)) == set(scorer.genres) - {GENERAL}
         assert [s.score for s in bare.score_texts(TEXTS)] == [
             s.gleu for s in scorer.score_texts(TEXTS)
         ]

@@ -67,9 +67,12 @@ def test_every_shipped_card_says_what_its_heads_read(tier):
     card = _card(tier)
     assert card["summary"] == summarize(card)  # written from the heads, not by hand
     text = card["summary"]
-    assert "ridge" not in text and "acceptability" not in text
+    assert "ridge" not in text
     heads = card_heads(card)
-    assert next(iter(heads)) == "general"
+    if "general" in heads:
+        assert next(iter(heads)) == "general"
+    else:  # a tier whose general head did not ship serves the GLEU score
+        assert "No general head" in text
     for genre, head in heads.items():
         weighed = [c for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True) if w]
         said = text.split("General head: ", 1)[1] if genre == "general" else text
