@@ -151,10 +151,10 @@ def file_curve(
     out: dict[int, list[Draw]] = {}
     for d in range(draws):
         order = np.random.default_rng([seed, d]).permutation(len(inputs))
-        held_up = np.cumsum([len(members[inputs[k]]) for k in order])
+        cumulative = np.cumsum([len(members[inputs[k]]) for k in order])
         for n in sorted(set(sizes)):
-            k = int(np.searchsorted(held_up, n)) + 1  # inputs drawn to hold n outputs
-            if k >= len(inputs) - 1 or len(file.human) - held_up[k - 1] < min_held:
+            k = int(np.searchsorted(cumulative, n)) + 1  # inputs drawn to hold n outputs
+            if k >= len(inputs) - 1 or len(file.human) - cumulative[k - 1] < min_held:
                 continue
             train_rows = np.sort([i for j in order[:k] for i in members[inputs[j]]])
             held_rows = np.sort([i for j in order[k:] for i in members[inputs[j]]])
@@ -278,7 +278,8 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
         raise InputError("no file holds a size of the curve: nothing to plot")
     ncols = min(6, len(shown))
     nrows = math.ceil(len(shown) / ncols)
-    fig = plt.figure(figsize=(2.9 * ncols + 0.5, 2.4 * nrows * 2 + 0.8), layout="constrained")
+    width = max(2.9 * ncols + 0.5, 6.5)
+    fig = plt.figure(figsize=(width, 2.4 * nrows * 2 + 1.2), layout="constrained")
     styles = {
         CALIBRATED: {"color": "C0", "marker": "o"},
         GENERAL: {"color": "C1", "linestyle": "--"},
@@ -320,8 +321,8 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
         proxies = [Line2D([], [], label=k, **styles[k]) for k in present]
         axes[0].legend(handles=proxies, fontsize=6, loc="best")
         block.suptitle(
-            f"{label} on the inputs not drawn, against the ratings fitted on (mean over "
-            "draws; shaded: the calibrated head's range)",
+            f"{label} on the inputs not drawn, against the ratings fitted on\n"
+            "(mean over draws; shaded: the calibrated head's range over draws)",
             fontsize=10,
         )
     fig.savefig(path, dpi=100)
