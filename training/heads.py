@@ -633,10 +633,15 @@ def heads_markdown(card: Mapping) -> list[str]:
                 for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True)
                 if w
             )
+            scrambles = r.get("scrambles")
+            checked = (
+                f"; scores real sentences above their shuffles for {scrambles:.1%} of 200"
+                if isinstance(scrambles, int | float) and math.isfinite(scrambles)
+                else "; not checked on shuffled sentences"
+            )
             out += [
                 f"Reading `{head['aggregate']}`; held out: {r.get('held_out')}; weights {weights}, "
-                f"intercept {head['linear']['intercept']:+.4g}; scores real sentences above "
-                f"their shuffles for {r.get('scrambles', float('nan')):.1%} of 200.",
+                f"intercept {head['linear']['intercept']:+.4g}{checked}.",
                 "",
             ]
         if r.get("table"):

@@ -208,9 +208,9 @@ def test_with_gleu_puts_each_bundles_gleu_stage_beside_it(tmp_path, capsys):
         _file(tmp_path / f"{name}.jsonl", seed)
     argv = ["benchmark", "--dev", str(tmp_path), "--samples", "100", "--no-robustness"]
     argv += ["--cache", str(tmp_path / "rows"), "--format", "json", "--with-gleu"]
-    assert main([*argv, "--model", "data-to-text", "--model", "fast"]) == 0
+    assert main([*argv, "--model", "data-to-text", "--model", "default"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
-    # Every shipped bundle has a second stage: each is followed by its GLEU stage alone.
-    assert run["models"] == ["data-to-text", "data-to-text GLEU", "fast", "fast GLEU"]
+    # Each bundle with a second stage is followed by its GLEU stage alone.
+    assert run["models"] == ["data-to-text", "data-to-text GLEU", "default", "default GLEU"]
     columns = run["files"][0]["columns"]
     assert all(np.isfinite(columns[m]["spearman"]) for m in run["models"])

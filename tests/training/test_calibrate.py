@@ -157,7 +157,7 @@ def test_the_shipped_default_is_its_gleu_stage_and_heads_chosen_on_people():
     folder = MODELS_DIR / "default"
     assert not (folder / CALIBRATION_FILE).exists()
     served = load_scorer(folder)
-    section = served.card["calibration"]
+    section = served.card["heads"]["general"]
     assert section["genre"] == "general" and section["held_out"].startswith("one genre out")
     assert {"data-to-text", "mt", "summaries"} <= set(served.heads)
     for genre in served.genres:
@@ -224,6 +224,7 @@ def test_data_to_text_is_the_defaults_head_for_its_genre_served_under_its_old_na
         "novikova2017_sfhot",
         "novikova2017_sfres",
         "webnlg2017",
+        "webnlg2020",
     ]
     assert d2t.card["model_sha256"] == default.card["model_sha256"]
     assert d2t.genre == "data-to-text" and d2t.aggregate_for() == head["aggregate"]
@@ -266,7 +267,7 @@ def test_a_card_whose_clip_bounds_do_not_match_its_inputs_is_refused(tmp_path):
     folder = tmp_path / "default"
     shutil.copytree(MODELS_DIR / "default", folder)
     card = json.loads((folder / "card.json").read_text())
-    card["calibration"]["clip"]["low"].pop()
+    card["heads"]["general"]["clip"]["low"].pop()
     (folder / "card.json").write_text(json.dumps(card))
     with pytest.raises(ModelLoadError, match="clip"):
         load_scorer(folder)
