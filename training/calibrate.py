@@ -30,24 +30,22 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from features.errors import InputError
 from features.rows import default_cache_dir
+from training.choose import FOLDS, Choice, choose, fold_rows, input_folds, subset
 from training.heads import (
     MINUS_LENGTH,
     READINGS,
-    decide,
     print_report,
     scramble_check,
     section,
     text_columns,
     write_card,
 )
-from training.heads_select import Fitted, HeadFile, ScrambleCheck, fit_head, select_head
+from training.heads_select import Fitted, HeadFile, ScrambleCheck
 
 __all__ = [
     "FOLDS",
@@ -61,128 +59,6 @@ __all__ = [
     "subset",
     "write_bundle",
 ]
-
-FOLDS = 5
-
-
-def subset(file: HeadFile, rows: Sequence[int], name: str | None = None) -> HeadFile:
-    """The outputs `rows` of `file`, with their columns and baselines."""
-    rows = np.asarray(rows, dtype=int)
-    return HeadFile(
-        name or file.name,
-        file.genre,
-        file.human[rows],
-        [file.groups[i] for i in rows],
-        {r: {c: v[rows] for c, v in cols.items()} for r, cols in file.columns.items()},
-        {b: v[rows] for b, v in file.baselines.items()},
-        [file.systems[i] for i in rows] if file.systems else [],
-    )
-
-
-def fold_rows(groups: Sequence[str], k: int, *, seed: int = 0) -> list[np.ndarray]:
-    """The rows of each of `k` folds of whole inputs (scikit-learn's `GroupKFold`, shuffled
-    with `seed`: folds of about as many outputs each)."""
-    from sklearn.model_selection import GroupKFold
-
-    if k < 2:
-        raise InputError(f"folds must be at least 2, got {k}")
-    n_inputs = len(set(groups))
-    if n_inputs < k:
-        raise InputError(
-            f"{n_inputs} input(s), fewer than {k} folds: name the inputs (--group-column), ask "
-            "for fewer folds (--folds), or rate more inputs"
-        )
-    split = GroupKFold(k, shuffle=True, random_state=seed).split(groups, groups=list(groups))
-    return [np.sort(rows) for _, rows in split]
-
-
-def input_folds(file: HeadFile, k: int = FOLDS, *, seed: int = 0) -> list[HeadFile]:
-    """`file` cut into `k` folds of whole inputs named NAME#1..NAME#k, each held out as a
-    dataset would be."""
-    rows = fold_rows(file.groups, k, seed=seed)
-    return [subset(file, r, f"{file.name}#{i + 1}") for i, r in enumerate(rows)]
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What `choose` found: `training.heads.decide`'s decision (ship or not, and the held-out
-    table), the head forward selection ended on before it, and the decided head fitted on every
-    file (None where no input passes the scramble check)."""
-
-    decision: dict
-    selected: tuple[str, tuple[str, ...]] | None  # (reading, inputs)
-    fitted: Fitted | None
-
-    @property
-    def ships(self) -> bool:
-        return bool(self.decision["ship"])
-
-    @property
-    def fell_back(self) -> bool:
-        """The selection's head lost to a single input, which is the head instead."""
-        if self.selected is None or self.fitted is None:
-            return False
-        return (self.fitted.reading, self.fitted.inputs) != self.selected
-
-    @property
-    def label(self) -> str:
-        if self.fitted is None:
-            return "none"
-        return f"{' + '.join(self.fitted.inputs)} ({self.fitted.reading})"
-
-
-def choose(
-    files: Sequence[HeadFile],
-    readings: Sequence[str] = READINGS,
-    *,
-    folds: int = FOLDS,
-    by_genre: bool = False,
-    check: ScrambleCheck | None = None,
-    max_inputs: int = 4,
-    n_samples: int = 200,
-    seed: int = 12345,
-    progress=None,
-) -> Choice:
-    """The head `python -m training.heads` would choose on `files`, held out by `folds` folds
-    of whole inputs when there is one file, else one file out (with `by_genre` and files of two
-    or more genres, one genre out); then fitted on every file."""
-    if not files:
-        raise InputError("give at least one judgement file")
-    if len(files) == 1:
-        units = input_folds(files[0], folds, seed=seed)
-        held = f"{folds} folds of the inputs of {files[0].name}"
-        by_genre = False
-    elif by_genre and len({f.genre for f in files}) > 1:
-        units, held = list(files), "one genre out"
-    else:
-        units, held, by_genre = list(files), "one dataset out", False
-    candidates = {r: list(units[0].columns[r]) for r in readings}
-    selection, by_reading = select_head(
-        units,
-        readings,
-        candidates,
-        by_genre=by_genre,
-        max_inputs=max_inputs,
-        n_samples=n_samples,
-        seed=seed,
-        progress=progress,
-        check=check,
-    )
-    decision = decide(
-        units,
-        selection,
-        by_reading,
-        by_genre=by_genre,
-        n_samples=n_samples,
-        seed=seed,
-        floor=None if check is None else check.floor,
-    )
-    decision["held_out"] = held
-    fitted = None
-    if decision.get("inputs"):
-        fitted = fit_head(files, decision["reading"], decision["inputs"])
-    selected = None if selection is None else (selection.reading, tuple(selection.inputs))
-    return Choice(decision, selected, fitted)
 
 
 def head_file(

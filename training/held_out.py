@@ -1,5 +1,5 @@
 """The head a judgement file gets from the other files, as `fluency calibrate` would choose and
-fit it (`training.calibrate.choose`) without it: `fluency benchmark --protocol lodo`.
+fit it (`training.choose.choose`) without it: `fluency benchmark --protocol lodo`.
 
 Within a genre (the default) each file is scored by the head chosen on the other files of its
 genre, or, in a genre of one file, each fold of its inputs by the head chosen on the other folds
@@ -18,7 +18,7 @@ import numpy as np
 
 from features.errors import InputError
 from scorer.calibration import GLEU_INPUT
-from training.calibrate import FOLDS, Choice, choose, fold_rows, subset
+from training.choose import FOLDS, Choice, choose, fold_rows, subset
 from training.heads import MINUS_LENGTH
 from training.heads_select import HeadFile
 

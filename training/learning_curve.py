@@ -2,7 +2,7 @@
 
 For each judgement file and each size (25, 50, 100, 200 outputs), `draws` seeded draws of whole
 inputs (groups) taken in a random order until they hold that many outputs. On each draw a head
-is chosen and fitted as `fluency calibrate` chooses it (`training.calibrate.choose`: folds of the
+is chosen and fitted as `fluency calibrate` chooses it (`training.choose.choose`: folds of the
 drawn inputs held out in turn), then judged on the file's other inputs beside the bundle's
 shipped heads (its general head, and its head for the file's genre where it has one) and minus
 the length, all on the same outputs: Spearman's rho over outputs, the mean per-input Kendall tau
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from features.errors import InputError
-from training.calibrate import FOLDS, choose, subset
+from training.choose import FOLDS, choose, subset
 from training.heads import MINUS_LENGTH, READINGS
 from training.heads_select import HeadFile, ScrambleCheck, group_taus, spearman
 
