@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.evidence.genres import NOT_SYSTEMS
-from scorer.evidence.system_level import SystemDraws, skip_reason
+from scorer.evidence.system_level import SystemDraws, percentile_interval, skip_reason
 from training.heads_select import HeadFile, means
 
 __all__ = ["SystemFigures", "SystemView", "system_view"]
@@ -88,7 +88,13 @@ class SystemView:
         """`point` with 95% intervals of the means."""
         base = self.point(preds)
         accs, rhos = self._mean_draws(preds)
-        return SystemFigures(base.per_file, base.accuracy, base.rho, _ci(accs), _ci(rhos))
+        return SystemFigures(
+            base.per_file,
+            base.accuracy,
+            base.rho,
+            percentile_interval(accs),
+            percentile_interval(rhos),
+        )
 
     def gain(
         self, new: Mapping[str, np.ndarray], old: Mapping[str, np.ndarray]
@@ -96,14 +102,7 @@ class SystemView:
         """95% interval of mean accuracy(new) - mean accuracy(old), on the same draws."""
         a, _ = self._mean_draws(new)
         b, _ = self._mean_draws(old)
-        return _ci(a - b)
-
-
-def _ci(values: np.ndarray) -> tuple[float, float]:
-    if not np.isfinite(values).any():
-        return math.nan, math.nan
-    low, high = np.nanpercentile(values, [2.5, 97.5])
-    return float(low), float(high)
+        return percentile_interval(a - b)
 
 
 def system_view(

@@ -31,6 +31,7 @@ __all__ = [
     "SystemAgreement",
     "SystemDraws",
     "pairwise_accuracy",
+    "percentile_interval",
     "skip_reason",
     "system_agreement",
     "system_means",
@@ -204,10 +205,13 @@ class SystemDraws:
         if not len(self.weights):
             return SystemAgreement(len(self.names), n, acc, rho)
         accs, rhos = self.draws(values)
-        return SystemAgreement(len(self.names), n, acc, rho, _percentiles(accs), _percentiles(rhos))
+        return SystemAgreement(
+            len(self.names), n, acc, rho, percentile_interval(accs), percentile_interval(rhos)
+        )
 
 
-def _percentiles(values: np.ndarray) -> tuple[float, float]:
+def percentile_interval(values: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile interval of bootstrap draws, NaNs left out (NaN, NaN: none finite)."""
     if not np.isfinite(values).any():
         return math.nan, math.nan
     low, high = np.nanpercentile(values, [2.5, 97.5])
