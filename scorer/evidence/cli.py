@@ -52,6 +52,8 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         second_stage=_second_stage(args) if args.protocol == "lodo" else None,
         genres=genres,
         readings=False,  # a held-out head reads the GLEU score and the folded features
+        max_outputs=args.max_outputs,
+        max_words=args.max_words,
     )
     robust = None
     if args.robustness:
@@ -183,6 +185,14 @@ def _add_benchmark(sub) -> None:
         action="store_true",
         help="score each bundle that has a second stage also by its GLEU stage alone, beside it",
     )
+    bm.add_argument(
+        "--max-outputs",
+        type=int,
+        default=0,
+        help="cut each file to this many outputs by whole inputs drawn with --seed (0: all); "
+        "with --max-words, the cut python -m training.heads judges heads on",
+    )
+    bm.add_argument("--max-words", type=int, default=0, help="cut each file to this many words")
     bm.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
     bm.add_argument("--seed", type=int, help="bootstrap seed (default: FLUENCY_SEED or 12345)")
     add_jobs_option(bm, help="feature worker processes")
