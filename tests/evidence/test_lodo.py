@@ -214,3 +214,15 @@ def test_with_gleu_puts_each_bundles_gleu_stage_beside_it(tmp_path, capsys):
     assert run["models"] == ["data-to-text", "data-to-text GLEU", "default", "default GLEU"]
     columns = run["files"][0]["columns"]
     assert all(np.isfinite(columns[m]["spearman"]) for m in run["models"])
+
+
+def test_the_benchmark_cuts_files_by_whole_inputs_on_the_command_line(tmp_path, capsys):
+    for name, seed in (("alpha", 1), ("beta", 2)):
+        _file(tmp_path / f"{name}.jsonl", seed)
+    argv = ["benchmark", "--dev", str(tmp_path), "--samples", "100", "--no-robustness"]
+    argv += ["--cache", str(tmp_path / "rows"), "--format", "json", "--max-outputs", "6"]
+    assert main(argv) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    for f in run["files"]:  # two outputs an input: three whole inputs of each file
+        assert f["counts"]["n_kept"] == 6
+        assert f["counts"]["n_cut"] == 2 * len(SENTENCES) - 6
