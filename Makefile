@@ -1,8 +1,9 @@
 # Two commands on a fresh Debian machine: `make run` (serve) and `make test` (tests).
 # Each installs what it needs first, idempotently: apt packages for Link Grammar, a virtual
 # environment, CPU torch before anything that depends on torch, then the project and its spaCy
-# model. The neural tier's llama.cpp binding compiles once (about 5 minutes; pip keeps the wheel):
-# `make test` installs it, `make run` only when FLUENCY_MODELS or FLUENCY_MODEL_PATH names it.
+# model. The neural tier's ONNX Runtime (wheels) and its graph, exported once from the SmolLM2
+# weights (about 3 minutes): `make test` installs them, `make run` only when FLUENCY_MODELS or
+# FLUENCY_MODEL_PATH names it.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP  := $(VENV)/.installed
 NEURAL_STAMP := $(VENV)/.installed-neural
-# `make run` serves the neural tier only when the settings name it: only then does it compile.
+# `make run` serves the neural tier only when the settings name it: only then is it exported.
 SERVES_NEURAL := $(findstring neural,$(FLUENCY_MODELS) $(FLUENCY_MODEL_PATH))
 LG_DIR := /usr/lib/python3/dist-packages/linkgrammar
 
@@ -28,7 +29,7 @@ system-deps:
 	    liblink-grammar5 link-grammar-dictionaries-en python3-link-grammar; \
 	fi
 	@if ! command -v c++ >/dev/null || ! command -v make >/dev/null; then \
-	  echo "installing a C++ compiler from Debian (llama-cpp-python and KenLM build from source)"; \
+	  echo "installing a C++ compiler from Debian (KenLM's lmplz builds from source)"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq build-essential; \
 	fi
@@ -53,11 +54,13 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	$(BIN)/python -c "import spacy, features; features.load_nlp()"
 	touch $@
 
-# llama.cpp's binding for the neural tier (features/neural_lm.py), compiled from source once.
+# The neural tier (features/neural_lm.py): ONNX Runtime, and the graph it runs, made once from
+# the SmolLM2 weights (training/neural_export.py; the loader refuses one made from other weights).
 install-neural: $(NEURAL_STAMP)
 
 $(NEURAL_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,dask,neural]'
+	$(BIN)/python -m pip install -q -e '.[dev,dask,neural,neural-export]'
+	$(BIN)/python -m scorer.cli export-neural
 	touch $@
 
 run: install $(if $(SERVES_NEURAL),install-neural)

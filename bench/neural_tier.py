@@ -1,20 +1,24 @@
-"""The neural tier's cost: texts a second, beside the plain llama.cpp path, and cold start.
+"""The neural tier's cost: texts a second against llama.cpp's one-text loops, and cold start.
 
 1. Texts a second over a sample of the development texts (`--per-file` from each file of
    ../shared/dev; Reuters-like sentences from bench/_data.py when it is absent), `--jobs`
-   processes with one thread each, every text new to them:
-   - the `neural.v1` extractor as the scorer runs it (features/neural_lm.py: one forward pass a
-     text, logits read per step of 128 tokens);
-   - `bench/neural_lm.py`'s path in the same run: llama-cpp-python's own `Llama.eval` with every
-     position's logits kept (`logits_all`), the way the neural model was first measured;
-   - llama.cpp with `--pack` texts packed into one forward pass as separate sequences (what
-     the extractor does not do): faster, but is a text's sum then still its own?
-   - the ratios, and the largest difference between each path's summed log-probabilities and
-     the extractor's (the same model: 0 unless the batch changes the arithmetic).
+   processes with one thread each, every text new to them, tasks of 24 texts in file order:
+   - `neural.v2` as the scorer runs it (features/neural_lm.py: ONNX Runtime, texts of similar
+     length packed into passes of at most 256 padded tokens);
+   - the same, one text a pass;
+   - llama.cpp on the same GGUF, one text at a time, two ways (when `llama_cpp` is importable:
+     `pip install llama-cpp-python==0.3.36`, a ten-minute compile): its own loop,
+     `Llama.eval` with every position's logits kept (`bench/neural_lm.py`, how the model was
+     first measured), and 0.11.0's `neural.v1` path (`llama_decode` in steps of 128 tokens,
+     logits read a step at a time), the faster of the two;
+   - ratios to each, the largest difference between a text's summed log-probability packed
+     and alone (the batch-independence the extractor promises: 0), and how far the runtimes'
+     sums are apart (the same weights; activations are rounded differently);
+   - each worker's memory after its last task (PSS and peak RSS, MiB).
 2. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
-   bundle (imports, spaCy, Link Grammar, KenLM, the GGUF), beside the default bundle.
+   bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle.
 
-    python -m bench.neural_tier [--per-file 60] [--jobs 2] [--pack 8]
+    python -m bench.neural_tier [--per-file 60] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from bench._data import SHARED, sentences
 from bench._timing import figure_from_process, machine
 
 _STATE: dict = {}
+_STEP = 128  # neural.v1's tokens a llama_decode call
 
 
 def _load_tier() -> None:
@@ -41,10 +46,16 @@ def _load_tier() -> None:
     _STATE["lm"] = load_neural(Resources())
 
 
-def _tier(texts: list[str]) -> list[float]:
-    from features.neural_lm import token_logprobs
+def _tier(texts: list[str], budget: int | None = None) -> list[float]:
+    from features.neural_lm import _BATCH_TOKENS, score_tokens
 
-    return [float(token_logprobs(_STATE["lm"], t)[1].sum()) for t in texts]
+    lm = _STATE["lm"]
+    scored = score_tokens(lm, [lm.tokenize(t) for t in texts], budget or _BATCH_TOKENS)
+    return [float(x.sum()) for x in scored]
+
+
+def _tier_alone(texts: list[str]) -> list[float]:
+    return _tier(texts, budget=1)
 
 
 def _load_plain() -> None:
@@ -59,67 +70,74 @@ def _plain(texts: list[str]) -> list[float]:
     return [total for total, _, _ in neural_lm._score(texts)]
 
 
-def _load_packed() -> None:
+def _load_v1() -> None:
     import llama_cpp
 
-    from features.resources import Resources, one_thread_per_process
+    from features.resources import GGUF_NAME, GGUF_PACKAGE, package_file
 
-    one_thread_per_process()
-    from features.neural_lm import CONTEXT, load_neural
+    llm = llama_cpp.Llama(
+        model_path=str(package_file(GGUF_PACKAGE, GGUF_NAME)),
+        n_ctx=512,
+        n_batch=_STEP,
+        n_ubatch=_STEP,
+        n_threads=1,
+        n_threads_batch=1,
+        logits_all=False,
+        verbose=False,
+    )
+    _STATE["llm"] = llm
 
-    lm = load_neural(Resources())
-    params = llama_cpp.llama_context_default_params()
-    n = _STATE["pack"]
-    params.n_ctx = params.n_batch = params.n_ubatch = CONTEXT * n
-    params.n_seq_max, params.kv_unified = n, True
-    params.n_threads = params.n_threads_batch = 1
-    _STATE["lm"], _STATE["ctx"] = lm, llama_cpp.llama_init_from_model(lm.llama.model, params)
 
-
-def _packed(texts: list[str]) -> list[float]:
-    """Each group of `--pack` texts in one llama_decode call, one sequence id per text."""
+def _v1(texts: list[str]) -> list[float]:
+    """0.11.0's `neural.v1`: a text a pass, the memory cleared before it, logits read per step
+    of 128 tokens, log-softmax in float64 (texts capped at 511 tokens here)."""
     import llama_cpp
     import numpy as np
+    from scipy.special import logsumexp
 
-    from features.neural_lm import target_logprobs
-
-    lm, ctx, n = _STATE["lm"], _STATE["ctx"], _STATE["pack"]
-    out = []
-    for g in range(0, len(texts), n):
-        seqs = [[lm.bos, *lm.tokenize(t)[:500]] for t in texts[g : g + n]]
-        total = sum(len(q) for q in seqs)
+    llm = _STATE["llm"]
+    ctx, n_vocab, out = llm.ctx, llm.n_vocab(), []
+    for text in texts:
+        tokens = llm.tokenize(" ".join(text.split()).encode("utf-8"), add_bos=False)[:511]
+        sequence = [llm.token_bos(), *tokens]
         llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
-        batch = llama_cpp.llama_batch_init(total, 0, 1)
-        j = 0
-        for s, seq in enumerate(seqs):
-            for i, token in enumerate(seq):
-                batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, i, 1
-                batch.seq_id[j][0], batch.logits[j] = s, True
-                j += 1
-        batch.n_tokens = total
-        llama_cpp.llama_decode(ctx, batch)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx), shape=(total, lm.n_vocab))
+        batch = llama_cpp.llama_batch_init(_STEP, 0, 1)
+        total = 0.0
+        for start in range(0, len(sequence) - 1, _STEP):
+            step = sequence[start : start + _STEP]
+            for i, token in enumerate(step):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, start + i, 1
+                batch.seq_id[i][0], batch.logits[i] = 0, True
+            batch.n_tokens = len(step)
+            llama_cpp.llama_decode(ctx, batch)
+            logits = np.ctypeslib.as_array(
+                llama_cpp.llama_get_logits(ctx), shape=(len(step), n_vocab)
+            ).astype(np.float64)
+            targets = sequence[start + 1 : start + 1 + len(step)]
+            rows = logits[: len(targets)]
+            total += float((rows[np.arange(len(targets)), targets] - logsumexp(rows, axis=1)).sum())
         llama_cpp.llama_batch_free(batch)
-        j = 0
-        for seq in seqs:
-            rows = logits[j : j + len(seq) - 1].astype(np.float64)
-            out.append(float(target_logprobs(rows, seq[1:]).sum()))
-            j += len(seq)
+        out.append(total)
     return out
 
 
-def _init_packed(n: int) -> None:
-    _STATE["pack"] = n
-    _load_packed()
+def _memory(_) -> tuple[int, float, float]:
+    """(pid, PSS, peak RSS) of the worker that runs it, MiB."""
+    text = Path("/proc/self/smaps_rollup").read_text() + Path("/proc/self/status").read_text()
+    kib = {x.split(":")[0]: int(x.split()[1]) for x in text.splitlines() if x.endswith("kB")}
+    time.sleep(0.2)  # so that every worker takes one
+    return os.getpid(), kib["Pss"] / 1024, kib["VmHWM"] / 1024
 
 
-def _rate(load, score, texts: list[str], jobs: int, initargs=()) -> tuple[float, list[float]]:
+def _rate(load, score, texts: list[str], jobs: int) -> tuple[float, list[float], list]:
     chunks = [texts[i : i + 24] for i in range(0, len(texts), 24)]
-    with ProcessPoolExecutor(jobs, initializer=load, initargs=initargs) as pool:
+    with ProcessPoolExecutor(jobs, initializer=load) as pool:
         list(pool.map(score, [texts[:4]] * jobs))  # loaded and warm in every process
         start = time.perf_counter()
         out = [x for part in pool.map(score, chunks) for x in part]
-        return len(texts) / (time.perf_counter() - start), out
+        rate = len(texts) / (time.perf_counter() - start)
+        memory = {pid: (pss, peak) for pid, pss, peak in pool.map(_memory, range(jobs))}
+    return rate, out, list(memory.values())
 
 
 def _sample(per_file: int, dev: Path) -> list[str]:
@@ -146,12 +164,16 @@ print(time.perf_counter() - start)
 
 
 def main() -> None:
+    import importlib.util
+
+    import numpy as np
+    from scipy.stats import spearmanr
+
     ap = parser(__doc__)
     ap.add_argument("--dev", default=str(SHARED / "dev"))
     ap.add_argument("--per-file", type=int, default=60, help="texts sampled per file")
     add_jobs(ap, 2)
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per bundle")
-    ap.add_argument("--pack", type=int, default=8, help="texts a packed forward pass holds")
     args = ap.parse_args()
     texts = _sample(args.per_file, Path(args.dev))
     words = sum(len(t.split()) for t in texts) / len(texts)
@@ -160,20 +182,34 @@ def main() -> None:
         f"{len(texts)} texts (mean {words:.1f} words), {args.jobs} processes x 1 thread; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
-    tier, tier_sums = _rate(_load_tier, _tier, texts, args.jobs)
-    plain, plain_sums = _rate(_load_plain, _plain, texts, args.jobs)
-    packed, packed_sums = _rate(_init_packed, _packed, texts, args.jobs, (args.pack,))
-
-    def gap(sums: list[float]) -> float:
-        return max(abs(a - b) for a, b in zip(tier_sums, sums, strict=True))
-
-    print(f"{'path':40} {'texts/s':>8} {'x extractor':>12} {'max |sum - extractor|':>22}")
-    for name, rate, sums in (
-        ("neural.v1 extractor", tier, tier_sums),
-        ("bench/neural_lm.py (logits_all)", plain, plain_sums),
-        (f"{args.pack} texts packed a pass", packed, packed_sums),
-    ):
-        print(f"{name:40} {rate:8.2f} {rate / tier:12.2f} {gap(sums):19.1e} nats")
+    paths = {
+        "neural.v2 (ONNX Runtime, packed)": (_load_tier, _tier),
+        "neural.v2, one text a pass": (_load_tier, _tier_alone),
+    }
+    if importlib.util.find_spec("llama_cpp"):
+        paths["llama.cpp, Llama.eval loop"] = (_load_plain, _plain)
+        paths["llama.cpp, neural.v1's loop (0.11.0)"] = (_load_v1, _v1)
+    else:
+        print("llama_cpp is not importable: no llama.cpp rows (pip install llama-cpp-python)")
+    results = {name: _rate(load, score, texts, args.jobs) for name, (load, score) in paths.items()}
+    base = next(iter(results.values()))[1]
+    llama = [r[0] for name, r in results.items() if name.startswith("llama")]
+    print(
+        f"{'path':38} {'texts/s':>8} {'/ v2 packed':>11} {'v2 packed /':>11} "
+        f"{'sum vs v2 packed: max':>22} {'median':>7} {'rho':>8}  PSS, peak RSS MiB"
+    )
+    for name, (rate, sums, memory) in results.items():
+        gap = np.abs(np.array(sums) - np.array(base))
+        rho = spearmanr(sums, base)[0]
+        mem = ", ".join(f"{pss:.0f}/{peak:.0f}" for pss, peak in memory)
+        print(
+            f"{name:38} {rate:8.2f} {rate / results[next(iter(results))][0]:11.2f} "
+            f"{results[next(iter(results))][0] / rate:11.2f} {gap.max():19.2e} nats "
+            f"{np.median(gap):7.3f} {rho:8.5f}  {mem}"
+        )
+    if llama:
+        best = results[next(iter(results))][0] / max(llama)
+        print(f"v2 packed over the faster llama.cpp loop: x{best:.2f}")
     print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for bundle in ("default", "neural"):

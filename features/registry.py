@@ -87,8 +87,17 @@ def _import_all() -> None:
     _IMPORTED = True
 
 
+# Extractors no longer shipped, and what to do about a model that reads one.
+RETIRED = {
+    "neural.v1": "it read SmolLM2 through llama.cpp (0.8.0-0.11.0), which is no longer "
+    "installed; retrain the model with neural.v2 (the same weights on ONNX Runtime)",
+}
+
+
 def get(name: str) -> FeatureSpec:
     _import_all()
+    if name in RETIRED and name not in _REGISTRY:
+        raise FeatureError(f"feature {name!r} is retired: {RETIRED[name]}")
     if name not in _REGISTRY:
         raise FeatureError(f"unknown feature {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name]

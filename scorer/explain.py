@@ -72,7 +72,7 @@ _DETAILED: dict[str, Callable] = {
     "linkgrammar.v5": linkgrammar_nulls,
     "constituency.v1": parse_constituency,
     "lm.v1": lm_events,
-    "neural.v1": neural_events,
+    "neural.v2": neural_events,
 }
 
 

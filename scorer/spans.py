@@ -34,7 +34,7 @@ __all__ = [
 # below it (tests/web/data/sentences.txt: 1,018 events, 1st percentile -0.86, 2nd -0.65).
 LM_THRESHOLD = -0.7
 LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
-# The same for SmolLM2's tokens (neural.v1), natural log: below it the context makes the token
+# The same for SmolLM2's tokens (neural.v2), natural log: below it the context makes the token
 # about 3,000 times less likely than its frequency alone. 1.5% of the tokens of plain sentences
 # fall below it (tests/web/data/sentences.txt through `neural_events`: 970 tokens, 1st
 # percentile -8.38, 2nd -7.45); a sentence's first token, seen after nothing, is the usual one.
@@ -45,7 +45,7 @@ KINDS = {
     "dependency_fragment": "spacy.v1",
     "constituency_fragment": "constituency.v1",
     "lm_unlikely": "lm.v1",
-    "neural_unlikely": "neural.v1",
+    "neural_unlikely": "neural.v2",
     "repeated_ngram": "surface.v2",
     "symbol_debris": "surface.v2",
 }
@@ -208,8 +208,8 @@ def _token_spans(
         found.append(("constituency_fragment", _frag_nodes(sentence, stats)))
     if "lm.v1" in details:
         found.append(("lm_unlikely", _unlikely(sentence, details["lm.v1"][k])))
-    if "neural.v1" in details:
-        found.append(("neural_unlikely", _neural_unlikely(sentence, details["neural.v1"][k])))
+    if "neural.v2" in details:
+        found.append(("neural_unlikely", _neural_unlikely(sentence, details["neural.v2"][k])))
     if "surface.v2" in used:
         found += [("repeated_ngram", _repeats(sentence)), ("symbol_debris", _debris(sentence))]
     return [(a, b, kind, detail) for kind, items in found for a, b, detail in items]

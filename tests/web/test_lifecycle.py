@@ -1,7 +1,7 @@
 """A real gunicorn's workers stopping and starting under load: shutdown (SIGTERM), recycling
 after max_requests, reload (SIGHUP), and a soak; no request may fail or be cut short. Each runs
 on the small test model alone and again with the shipped `neural` bundle loaded beside it (the
-SmolLM2 weights, llama.cpp and its threads in the preloaded master and every forked worker),
+SmolLM2 graph and its ONNX Runtime session in the preloaded master and every forked worker),
 some clients naming it."""
 
 from __future__ import annotations

