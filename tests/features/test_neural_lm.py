@@ -67,7 +67,15 @@ def test_a_text_packed_with_texts_of_other_lengths_scores_as_alone():
     different company and order, against each in a pass of its own: the same to 1e-6."""
     lm = load_neural(Resources())
     sentence = "Traders said the market was quiet ahead of the meeting on Tuesday."
-    texts = ["Yes.", PAIRS[0][0], "The bank fell.", PAIRS[2][0], sentence * 5, "The the the of the.", "Hi"]
+    texts = [
+        "Yes.",
+        PAIRS[0][0],
+        "The bank fell.",
+        PAIRS[2][0],
+        sentence * 5,
+        "The the the of the.",
+        "Hi",
+    ]
     tokens = [lm.tokenize(t) for t in texts]
     assert len({len(t) for t in tokens}) == len(texts)  # every length different
     alone = [score_tokens(lm, [t], budget=1)[0] for t in tokens]
