@@ -3,9 +3,9 @@
 1. Texts a second over a sample of the development texts (`--per-file` from each file of
    ../shared/dev; Reuters-like sentences from bench/_data.py when it is absent), `--jobs`
    processes with one thread each, every text new to them, tasks of 24 texts in file order:
-   - `neural.v2` as the scorer runs it (features/neural_lm.py: ONNX Runtime, texts of similar
-     length packed into passes of at most 256 padded tokens);
-   - the same, one text a pass;
+   - `neural.v2` (features/neural_lm.py: ONNX Runtime) with texts of similar length packed into
+     passes of at most 256 padded tokens (as it runs on a GPU);
+   - the same, one text a pass (as it runs on the CPU: the faster here);
    - llama.cpp on the same GGUF, one text at a time, two ways (when `llama_cpp` is importable:
      `pip install llama-cpp-python==0.3.36`, a ten-minute compile): its own loop,
      `Llama.eval` with every position's logits kept (`bench/neural_lm.py`, how the model was
@@ -50,7 +50,7 @@ def _tier(texts: list[str], budget: int | None = None) -> list[float]:
     from features.neural_lm import _BATCH_TOKENS, score_tokens
 
     lm = _STATE["lm"]
-    scored = score_tokens(lm, [lm.tokenize(t) for t in texts], budget or _BATCH_TOKENS)
+    scored = score_tokens(lm, [lm.tokenize(t) for t in texts], budget or _BATCH_TOKENS)  # packed
     return [float(x.sum()) for x in scored]
 
 
@@ -208,8 +208,8 @@ def main() -> None:
             f"{np.median(gap):7.3f} {rho:8.5f}  {mem}"
         )
     if llama:
-        best = results[next(iter(results))][0] / max(llama)
-        print(f"v2 packed over the faster llama.cpp loop: x{best:.2f}")
+        for name in list(results)[:2]:
+            print(f"{name} over the faster llama.cpp loop: x{results[name][0] / max(llama):.2f}")
     print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     for bundle in ("default", "neural"):

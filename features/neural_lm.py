@@ -11,8 +11,10 @@ model loads once a process (`Resources.get`), on first use.
 A text is scored whole: its whitespace runs made single spaces, tokenized by the model's own
 BPE (the tokenizer the export saved), the beginning-of-text token put in front by hand (the
 GGUF says add_bos_token false, and without it the first token would go unscored), and every
-token's natural-log probability read from one forward pass. Texts of similar length share a
-pass (`_BATCH_TOKENS` padded tokens at most), right-padded under an attention mask; every
+token's natural-log probability read from one forward pass. On a GPU, texts of similar length
+share a pass (`_BATCH_TOKENS` padded tokens at most), right-padded under an attention mask; on
+the CPU a pass holds one text, which measured faster (8.44 texts a second on 2 cores against
+7.68 packed: the padding costs more than the passes saved; `bench/neural_tier.py`). Every
 operation in the graph is row by row (inputs are quantised per 32 values of a row), so a text's
 scores are the same to the bit alone or beside any others (tests/features/test_neural_lm.py).
 A text of more tokens than a pass holds (`CONTEXT` - 1) is scored in consecutive pieces, each
@@ -62,8 +64,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 NAMES = ("logprob_sum", "logprob_mean", "logprob_min", "slor")
 CONTEXT = 512  # tokens a pass holds (the export's longest); a text longer is scored in pieces
-# Padded tokens a pass holds at most: texts of similar length share one. The graph's largest
-# tensor is [texts, length, 49,152] float32, 192 KiB a token: 256 tokens keep it under 50 MiB.
+# Padded tokens a pass holds at most on a GPU: texts of similar length share one. The graph's
+# largest tensor is [texts, length, 49,152] float32, 192 KiB a token: 256 keep it under 50 MiB.
 _BATCH_TOKENS = 256
 _GGUF, _UNIGRAMS = ARTEFACTS["neural"]
 INSTALL = (
@@ -84,6 +86,11 @@ class NeuralLM:
     bos: int
     threads: int
     device: str
+
+    @property
+    def budget(self) -> int:
+        """Padded tokens a pass holds: one text a pass on the CPU (module docstring)."""
+        return _BATCH_TOKENS if self.device == "gpu" else 1
 
     def encode(self, text: str):
         """The tokenizer's encoding of the text with its whitespace runs made single spaces."""
@@ -220,12 +227,14 @@ def _pass(lm: NeuralLM, sequences: list[list[int]]) -> list:
     return [out[row, : len(seq) - 1].astype(np.float64) for row, seq in enumerate(sequences)]
 
 
-def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int = _BATCH_TOKENS):
+def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None = None):
     """Each token list's natural-log probabilities, each token given the beginning-of-text token
     and the tokens before it (pieces of `CONTEXT` - 1 tokens, each after its own beginning-of-
-    text token, for lists longer than that); lists of similar length share a pass."""
+    text token, for lists longer than that); lists of similar length share a pass of at most
+    `budget` padded tokens (default `lm.budget`)."""
     import numpy as np
 
+    budget = lm.budget if budget is None else budget
     size = CONTEXT - 1
     pieces = [
         (k, [lm.bos, *t[i : i + size]])
