@@ -54,6 +54,7 @@ __all__ = [
     "CONTEXT",
     "NeuralLM",
     "TokenEvent",
+    "export_folder",
     "load_neural",
     "neural_events",
     "neural_features",
@@ -123,7 +124,7 @@ def _providers(ort) -> tuple[str, list[str]]:
     return "cpu", ["CPUExecutionProvider"]
 
 
-def _export_folder(resources, gguf: Path) -> Path:
+def export_folder(resources, gguf: Path) -> Path:
     """The folder of the ONNX graph made from `gguf`: `resources.neural_onnx_dir`, else the
     one `fluency export-neural` writes; a ModelLoadError when it is absent or was made from
     other weights."""
@@ -165,7 +166,7 @@ def load_neural(resources) -> NeuralLM:
             f"no unigram table at {unigram_path} (needed for SLOR); make it with: "
             f"fluency train-neural-unigrams --corpus CORPUS --out {unigram_path.parent}"
         )
-    folder = _export_folder(resources, path)
+    folder = export_folder(resources, path)
     device, providers = _providers(ort)
     threads = _threads()
     options = ort.SessionOptions()

@@ -27,7 +27,7 @@ class _Tokenizer:
     """The GGUF's tokenizer as the extractor reads it: `tokenize` and `n_vocab`."""
 
     def __init__(self, gguf: Path, folder: Path | None = None) -> None:
-        from features.neural_lm import INSTALL, _export_folder
+        from features.neural_lm import INSTALL, export_folder
 
         try:
             from tokenizers import Tokenizer
@@ -35,7 +35,7 @@ class _Tokenizer:
             raise ModelLoadError(f"tokenizers is not importable ({exc}); {INSTALL}") from exc
         if not gguf.is_file():
             raise ModelLoadError(f"no SmolLM2 weights at {gguf}")
-        folder = _export_folder(Resources(neural_onnx_dir=folder), gguf)
+        folder = export_folder(Resources(neural_onnx_dir=folder), gguf)
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.vocab = json.loads((folder / "export.json").read_text(encoding="utf-8"))["n_vocab"]
 
