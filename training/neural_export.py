@@ -14,8 +14,8 @@ Runtime installs as a wheel; the graph is made here once, at install (`make inst
    Every weight is the GGUF's to the bit, found by value (`_blocks`), or the export fails.
    Inputs are quantised per 32 values of a row (`accuracy_level` 4), so a text's scores never
    depend on other texts in its batch. ONNX Runtime's own quantiser would round the weights a
-   second time (4 bits: the summed log-probability moves by a median 4.5 nats from llama.cpp's;
-   these exact blocks: 0.8);
+   second time (4 bits: a text's summed log-probability moves by a median 5.0 nats from
+   llama.cpp's; these exact blocks: 0.8; `python -m bench.neural_graphs`);
 3. the token embedding table is looked up from the same Q8_0 blocks (`GatherBlockQuantized`).
 
 The folder written (default `share/fluency-scorer/smollm2-onnx` under the Python environment's
