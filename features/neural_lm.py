@@ -308,7 +308,7 @@ class TokenEvent:
 
 def _char_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]] | None:
     """The tokenizer's character offsets into the text with its whitespace runs made single
-    spaces, mapped back onto the text as given; None when they do not run in order through it."""
+    spaces, mapped back onto the text as given; None when one falls outside that text."""
     normal = " ".join(text.split())
     if any(not 0 <= a <= b <= len(normal) for a, b in offsets):
         return None

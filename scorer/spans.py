@@ -37,7 +37,9 @@ LM_THRESHOLD_MEANS = "log10 p(word | the words before it) - log10 p(word)"
 # The same for SmolLM2's tokens (neural.v2), natural log: below it the context makes the token
 # about 3,000 times less likely than its frequency alone. 1.5% of the tokens of plain sentences
 # fall below it (tests/web/data/sentences.txt through `neural_events`: 970 tokens, 1st
-# percentile -8.38, 2nd -7.45); a sentence's first token, seen after nothing, is the usual one.
+# percentile -8.38, 2nd -7.45; measured on neural.v1, 0.11.0's llama.cpp values, which
+# neural.v2's follow within a median 0.9 nats a text); a sentence's first token, seen after
+# nothing, is the usual one.
 NEURAL_THRESHOLD = -8.0
 
 KINDS = {
