@@ -15,7 +15,7 @@ from typing import Any
 
 from features import registry
 from features.resources import MODELS_DIR, package_file
-from scorer.bundle import sha256_file
+from features.rows import artefact_sha256
 from scorer.errors import ModelLoadError
 
 __all__ = ["recorded_artefact", "recorded_artefacts"]
@@ -58,7 +58,9 @@ def recorded_artefact(
         if not found.is_file():
             continue
         expected = recorded.get(f"{key}_sha256")
-        actual = sha256_file(found) if expected else ""
+        # Remembered per file for the process: the feature rows' key and the neural graph's
+        # check hash the same files again (a 98 MB GGUF once, not three times).
+        actual = artefact_sha256(found) if expected else ""
         if expected and actual != expected:
             # Same feature names, other values: a model must not silently read features from
             # an artefact it was not trained with.
