@@ -4,7 +4,14 @@ Link Grammar is most of the default model's time (docs/benchmarks.md, "Scoring")
 that parses faster while giving every sentence the same null count, linkage counts (found,
 valid, post-processed) and best linkage's costs would be a saving with the same features; one
 that changes them changes the features (a new extractor version and new heads). The last two
-variants are of that kind: what a `linkgrammar.v6` could save.
+variants are of that kind: what a `linkgrammar.v6` could save. The "floor" variants find the
+least Link Grammar can cost and still link a sentence: no null search and no linkage built
+(`linkage_limit` 0; only the count), with short links of 4, 3, then 2; "linked" is the share of
+real sentences that still find a linkage with no null word.
+
+The same run times spaCy's bare parse of the real sentences in this process (tok2vec, tagger
+and parser, `nlp.pipe`, the model loaded beforehand), and prints each variant's time over it:
+what Link Grammar adds to a parse, in parses.
 
 Sentences: `--sentences` Reuters test sentences of 15-25 words, the same with one adjacent swap
 and one dropped word, and shuffled, parsed by spaCy once (outside the timing) and given to Link
@@ -127,17 +134,38 @@ def main() -> None:
         # Cheaper, other values (a linkgrammar.v6): no null search, then shorter links too.
         "no null search (max_null_count 0)": _one_call(lg, d, parsed, max_null_count=0),
         "no null search, short links 3": _one_call(lg, d, parsed, max_null_count=0, short_length=3),
+        # The floor: nothing but the count of linkages with no null word.
+        "floor: no nulls, no linkage built": _one_call(
+            lg, d, parsed, max_null_count=0, linkage_limit=0
+        ),
+        "floor, short links 3": _one_call(
+            lg, d, parsed, max_null_count=0, linkage_limit=0, short_length=3
+        ),
+        "floor, short links 2": _one_call(
+            lg, d, parsed, max_null_count=0, linkage_limit=0, short_length=2
+        ),
     }
+    bare = _bare_parse()
     seconds = {(v, k): 0.0 for v in variants for k in sets}
     values: dict[tuple[str, str], list] = {}
+    bare_seconds = 0.0
     for _ in range(args.rounds):
+        t0 = time.process_time()
+        list(bare.pipe(real))
+        bare_seconds += time.process_time() - t0
         for kind, texts in words.items():
             for name, run in variants.items():
                 t0 = time.process_time()
                 values[name, kind] = run(texts)
                 seconds[name, kind] += time.process_time() - t0
     print(f"{len(real)} sentences a set, {args.rounds} rounds, ms a sentence (CPU)")
-    print(f"{'options':48} " + "  ".join(f"{k:>8} {'same':>5}" for k in sets) + "  all / v5")
+    bare_ms = bare_seconds / args.rounds / len(real) * 1000
+    print(f"spaCy's bare parse of the real sentences: {bare_ms:.2f} ms a sentence (CPU)")
+    print(
+        f"{'options':48} "
+        + "  ".join(f"{k:>8} {'same':>5}" for k in sets)
+        + f"  {'all / v5':>8} {'real / parse':>12} {'linked':>6}"
+    )
     base = next(iter(variants))
     for name in variants:
         cells, total = [], 0.0
@@ -147,8 +175,35 @@ def main() -> None:
             cells.append(f"{ms:8.2f} {same / len(texts):5.3f}")
             total += seconds[name, kind]
         ratio = total / sum(seconds[base, k] for k in sets)
-        print(f"{name:48} " + "  ".join(cells) + f"  {ratio:9.3f}")
+        real_ms = seconds[name, "real"] / args.rounds / len(real) * 1000
+        linked = sum(_linked(v) for v in values[name, "real"]) / len(real)
+        print(
+            f"{name:48} "
+            + "  ".join(cells)
+            + f"  {ratio:8.3f} {real_ms / bare_ms:12.2f} {linked:6.3f}"
+        )
     print("same: the share of sentences whose values equal linkgrammar.v5's, every one compared")
+    print("real / parse: ms a real sentence over spaCy's bare parse of it, measured in this run")
+    print("linked: the share of real sentences with a linkage and no null word")
+
+
+def _linked(value: tuple) -> bool:
+    # (null count, linkages found, ...) or ("timeout",)
+    return value[0] == 0 and len(value) > 1 and value[1] > 0
+
+
+def _bare_parse():
+    """spaCy's pipeline as `bench.score`'s bare parse has it: tok2vec, tagger, parser."""
+    import spacy
+
+    from features.parsing import DEFAULT_MODELS
+
+    for name in DEFAULT_MODELS:
+        try:
+            return spacy.load(name, exclude=["ner", "lemmatizer", "attribute_ruler"])
+        except OSError:
+            pass
+    raise SystemExit(f"no spaCy English model installed ({', '.join(DEFAULT_MODELS)})")
 
 
 if __name__ == "__main__":

@@ -174,13 +174,31 @@ def main() -> None:
             )
         for model, checkout in ((m, c) for m in models for c in args.against):
             this, other = versions[f"{model} this"], versions[f"{model} {checkout}"]
+            low, high = _ratio_interval(this, other)
             print(
                 f"{model}, this version over {checkout}: CPU "
                 f"{sum(this) / len(this):.2f} / {sum(other) / len(other):.2f} s = "
                 f"x{sum(this) / len(this) / (sum(other) / len(other)):.3f} "
+                f"[95% {low:.3f}, {high:.3f}] "
                 f"(runs {', '.join(f'{c:.2f}' for c in this)} against "
                 f"{', '.join(f'{c:.2f}' for c in other)})"
             )
+
+
+def _ratio_interval(this: list[float], other: list[float]) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of mean(this) / mean(other), the runs of each version
+    resampled on their own (runs of one version move by 10% or more on a shared machine: one
+    pair of runs says little). NaN with fewer than 2 runs a side."""
+    import numpy as np
+
+    if min(len(this), len(other)) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(this), np.asarray(other)
+    ratios = rng.choice(a, (10_000, a.size)).mean(axis=1) / rng.choice(b, (10_000, b.size)).mean(
+        axis=1
+    )
+    return tuple(float(x) for x in np.percentile(ratios, [2.5, 97.5]))
 
 
 def _other(checkout: Path, argv: list[str]) -> tuple[float, float, float, str]:
