@@ -58,7 +58,7 @@ $(STAMP): pyproject.toml Makefile | system-deps
 # the SmolLM2 weights (training/neural_export.py; the loader refuses one made from other weights).
 install-neural: $(NEURAL_STAMP)
 
-$(NEURAL_STAMP): $(STAMP)
+$(NEURAL_STAMP): $(STAMP) training/neural_export.py
 	$(BIN)/python -m pip install -q -e '.[dev,dask,neural,neural-export]'
 	$(BIN)/python -m scorer.cli export-neural
 	touch $@

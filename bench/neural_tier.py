@@ -16,9 +16,12 @@
      sums are apart (the same weights; activations are rounded differently);
    - each worker's memory after its last task (PSS and peak RSS, MiB).
 2. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
-   bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle.
+   bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle, and
+   beside the neural bundle loading the plain graph and optimising it as it loads (what the
+   loader did before the export saved the CPU form: training/neural_export.py, step 4).
+   `--cold-only` runs this part alone.
 
-    python -m bench.neural_tier [--per-file 60] [--jobs 2]
+    python -m bench.neural_tier [--per-file 60] [--jobs 2] [--cold-only] [--cold-runs 3]
 """
 
 from __future__ import annotations
@@ -157,6 +160,9 @@ def _sample(per_file: int, dev: Path) -> list[str]:
 _COLD = """
 import sys, time
 start = time.perf_counter()
+if sys.argv[2:] == ["plain"]:  # the plain graph, optimised at load
+    import features.neural_lm as neural
+    neural._graph = lambda ort, folder, card, device, options: folder / neural.NEURAL_ONNX_FILE
 from scorer import load_scorer
 load_scorer(sys.argv[1]).score(["The committee will meet again next week."])
 print(time.perf_counter() - start)
@@ -164,20 +170,39 @@ print(time.perf_counter() - start)
 
 
 def main() -> None:
-    import importlib.util
-
-    import numpy as np
-    from scipy.stats import spearmanr
-
     ap = parser(__doc__)
     ap.add_argument("--dev", default=str(SHARED / "dev"))
     ap.add_argument("--per-file", type=int, default=60, help="texts sampled per file")
     add_jobs(ap, 2)
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per bundle")
+    ap.add_argument("--cold-only", action="store_true", help="only the cold starts")
     args = ap.parse_args()
+    print(machine())
+    if not args.cold_only:
+        _rates(args)
+    print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cases = {
+        "default": ("default",),
+        "neural": ("neural",),
+        "neural, plain graph": ("neural", "plain"),
+    }
+    runs: dict[str, list[float]] = {case: [] for case in cases}
+    for _ in range(args.cold_runs):  # alternated: the machine's speed drifts
+        for case, argv in cases.items():
+            runs[case].append(figure_from_process(_COLD, *argv, env=env))
+    for case, times in runs.items():
+        print(f"  {case:20} {min(times):6.2f} (runs: {', '.join(f'{r:.2f}' for r in times)})")
+
+
+def _rates(args) -> None:
+    import importlib.util
+
+    import numpy as np
+    from scipy.stats import spearmanr
+
     texts = _sample(args.per_file, Path(args.dev))
     words = sum(len(t.split()) for t in texts) / len(texts)
-    print(machine())
     print(
         f"{len(texts)} texts (mean {words:.1f} words), {args.jobs} processes x 1 thread; "
         f"load average {os.getloadavg()[0]:.2f}"
@@ -210,11 +235,6 @@ def main() -> None:
     if llama:
         for name in list(results)[:2]:
             print(f"{name} over the faster llama.cpp loop: x{results[name][0] / max(llama):.2f}")
-    print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    for bundle in ("default", "neural"):
-        runs = [figure_from_process(_COLD, bundle, env=env) for _ in range(args.cold_runs)]
-        print(f"  {bundle:8} {min(runs):6.2f} (runs: {', '.join(f'{r:.2f}' for r in runs)})")
 
 
 if __name__ == "__main__":

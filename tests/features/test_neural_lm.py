@@ -13,7 +13,7 @@ import pytest
 
 from features import registry
 from features.errors import ModelLoadError
-from features.neural_lm import CONTEXT, load_neural, score_tokens, token_logprobs
+from features.neural_lm import CONTEXT, _graph, load_neural, score_tokens, token_logprobs
 from features.resources import ARTEFACTS, NEURAL_ONNX_DIR, Resources
 from features.rows import FeatureRows
 
@@ -130,10 +130,14 @@ def test_corrupt_or_missing_weights_and_graphs_are_refused_clearly(tmp_path):
         load_neural(Resources(neural_onnx_dir=tmp_path / "absent"))
     broken = tmp_path / "broken"
     shutil.copytree(NEURAL_ONNX_DIR, broken)
-    onnx_file = broken / "smollm2.onnx"
-    onnx_file.write_bytes(onnx_file.read_bytes()[: 1 << 20])  # the first MiB: cut short
-    with pytest.raises(ModelLoadError, match="cannot load the ONNX graph"):
-        load_neural(Resources(neural_onnx_dir=broken))
+    # The graph the CPU loads (its optimised form), then the plain graph it falls back to
+    for name in ("smollm2.cpu.onnx", "smollm2.onnx"):
+        onnx_file = broken / name
+        onnx_file.write_bytes(onnx_file.read_bytes()[: 1 << 20])  # the first MiB: cut short
+        with pytest.raises(ModelLoadError, match="cannot load the ONNX graph"):
+            load_neural(Resources(neural_onnx_dir=broken))
+        if name == "smollm2.cpu.onnx":
+            onnx_file.unlink()
     (broken / "export.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ModelLoadError, match=r"export\.json is not readable JSON"):
         load_neural(Resources(neural_onnx_dir=broken))
@@ -147,6 +151,34 @@ def test_the_graph_is_the_ggufs_blocks():
     assert card["bos"] == 1 and card["n_vocab"] == 49152
     # Inputs quantised to 8 bits per 32 values move a token by well under a nat.
     assert 0 < card["check"]["max_abs_diff_vs_float32"] < 1.0
+
+
+def test_the_cpu_graph_scores_as_the_plain_graph(tmp_path):
+    """The export saved ONNX Runtime's CPU optimisations of the graph (`smollm2.cpu.onnx`); a CPU
+    session loads it, optimising nothing, and every token gets the plain graph's log-probability.
+    Another ONNX Runtime than the one that optimised it, or another device, loads the plain one."""
+    import onnxruntime as ort
+
+    card = json.loads((NEURAL_ONNX_DIR / "export.json").read_text(encoding="utf-8"))
+    assert card["cpu_graph"]["max_abs_diff_vs_graph"] <= 1e-6
+    options = ort.SessionOptions()
+    assert _graph(ort, NEURAL_ONNX_DIR, card, "cpu", options).name == "smollm2.cpu.onnx"
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    older = {**card, "cpu_graph": {**card["cpu_graph"], "onnxruntime": "1.0.0"}}
+    for other, device in ((older, "cpu"), (card, "gpu")):
+        options = ort.SessionOptions()
+        assert _graph(ort, NEURAL_ONNX_DIR, other, device, options).name == "smollm2.onnx"
+        assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for name in ("smollm2.onnx", "tokenizer.json"):
+        (plain / name).symlink_to(NEURAL_ONNX_DIR / name)
+    without = {k: v for k, v in card.items() if k != "cpu_graph"}
+    (plain / "export.json").write_text(json.dumps(without), encoding="utf-8")
+    optimised, as_made = load_neural(Resources()), load_neural(Resources(neural_onnx_dir=plain))
+    for text in [t for pair in PAIRS for t in pair] + ["Yes.", "The market was quiet. " * 30]:
+        a, b = token_logprobs(optimised, text)[1], token_logprobs(as_made, text)[1]
+        assert a.shape == b.shape and np.abs(a - b).max() <= 1e-6
 
 
 def test_a_unigram_table_of_another_tokenizer_is_refused(tmp_path):
