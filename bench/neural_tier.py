@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import random
+import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -180,7 +181,7 @@ def main() -> None:
     print(machine())
     if not args.cold_only:
         _rates(args)
-    print(f"\ncold start, seconds to a first score (best of {args.cold_runs} fresh processes):")
+    print(f"\ncold start, seconds to a first score ({args.cold_runs} fresh processes each):")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cases = {
         "default": ("default",),
@@ -191,8 +192,12 @@ def main() -> None:
     for _ in range(args.cold_runs):  # alternated: the machine's speed drifts
         for case, argv in cases.items():
             runs[case].append(figure_from_process(_COLD, *argv, env=env))
+    print(f"  {'':20} {'best':>6} {'median':>6}")
     for case, times in runs.items():
-        print(f"  {case:20} {min(times):6.2f} (runs: {', '.join(f'{r:.2f}' for r in times)})")
+        print(
+            f"  {case:20} {min(times):6.2f} {statistics.median(times):6.2f} "
+            f"(runs: {', '.join(f'{r:.2f}' for r in times)})"
+        )
 
 
 def _rates(args) -> None:
