@@ -93,22 +93,12 @@ class Torch(_Padded):
 
     def __init__(self, model: str | None, attn: str = "sdpa") -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from training.neural_export import _torch_model
 
         torch.set_num_threads(1)
-        path = _gguf()
-        self.tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        kw = {"gguf_file": path.name, "dtype": torch.float32, "attn_implementation": attn}
-        lm = AutoModelForCausalLM.from_pretrained(path.parent, **kw).eval()
-
-        class Scorer(torch.nn.Module):
-            def forward(self, input_ids, attention_mask):
-                out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
-                logits = out.logits[:, :-1]  # no log_softmax: one [batch, length, vocab] less
-                return logits.gather(-1, input_ids[:, 1:, None])[..., 0] - logits.logsumexp(-1)
-
-        self.net, self.bos, self.torch = Scorer(), self.tok.bos_token_id, torch
-        self.net.lm = lm
+        self.tok, self.net = _torch_model(_gguf(), attn)  # the exporter's module
+        self.bos, self.torch = self.tok.bos_token_id, torch
 
     def encode(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False)["input_ids"]
@@ -208,8 +198,6 @@ def export(out: Path) -> None:
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     rt = Torch(None, attn="eager")  # plain attention ops for the exporter
-    head = rt.net.lm.lm_head  # untied: else ONNX Runtime keeps a float32 transposed copy
-    head.weight = torch.nn.Parameter(head.weight.detach().clone())
     out.mkdir(parents=True, exist_ok=True)
     rt.tok.backend_tokenizer.save(str(out / "tokenizer.json"))
     (out / "export.json").write_text(json.dumps({"bos": rt.bos, "gguf": _gguf().name}))

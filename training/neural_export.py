@@ -58,8 +58,10 @@ MAX_LENGTH = 512  # tokens a pass: the extractor's CONTEXT
 INSTALL = "pip install -e '.[neural-export]' (make install-neural)"
 
 
-def _torch_model(gguf: Path):
-    """(tokenizer, the scoring module) from the GGUF, float32, plain attention ops."""
+def _torch_model(gguf: Path, attn: str = "eager"):
+    """(tokenizer, the scoring module) from the GGUF, float32; `attn` transformers' attention
+    implementation: "eager", plain ops, for the exporter (`bench.neural_runtimes` also times
+    "sdpa" in PyTorch)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import torch
@@ -70,7 +72,7 @@ def _torch_model(gguf: Path):
         ) from exc
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    kw = {"gguf_file": gguf.name, "dtype": torch.float32, "attn_implementation": "eager"}
+    kw = {"gguf_file": gguf.name, "dtype": torch.float32, "attn_implementation": attn}
     lm = AutoModelForCausalLM.from_pretrained(gguf.parent, **kw).eval()
     # The output matrix is the embedding table (tied); untied, each is rewritten on its own.
     lm.lm_head.weight = torch.nn.Parameter(lm.lm_head.weight.detach().clone())
