@@ -146,6 +146,34 @@ def post_fork(server, worker):
         sys.modules["torch"].set_num_threads(1)
 
 
+def worker_exit(server, worker):
+    # Runs in the worker as it leaves: gunicorn's `finally` after its SystemExit, which is still
+    # in flight. A worker forked from a master that loaded the neural tier inherits ONNX
+    # Runtime's objects but not its thread, so ONNX Runtime's C++ destructors at exit either wait
+    # forever on that thread (the worker hangs until the master kills it at graceful_timeout)
+    # or abort (std::system_error, SIGABRT). Such a worker runs Python's exit handlers (logging's
+    # flush, finalizers), then leaves with its exit code and no C++ destructors.
+    if "onnxruntime" not in sys.modules:
+        return
+    import atexit
+
+    code = _exit_code(sys.exc_info()[1])
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _exit_code(exc: BaseException | None) -> int:
+    """The status the interpreter would exit with, for the exception leaving the process."""
+    if exc is None:
+        return 0
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        return 0 if code is None else code if isinstance(code, int) else 1
+    return 1
+
+
 def on_reload(server):
     from scorer.web.reloads import release_signalled
 

@@ -135,6 +135,14 @@ def neural_for(k: int, env: dict) -> str | None:
     return "neural" if "neural" in env["FLUENCY_MODELS"] and k % 2 else None
 
 
+def unclean_exits(lines: list[str]) -> list[str]:
+    """Log lines of workers that did not leave by themselves: aborted (a C++ exception at exit,
+    as ONNX Runtime's destructors raised in a forked worker) or killed by the master after
+    hanging past graceful_timeout."""
+    marks = ("terminate called", "was sent SIGABRT", "was sent SIGKILL", "was sent SIGSEGV")
+    return [x for x in lines if any(m in x for m in marks)]
+
+
 def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(
     models_dir, served, tmp_path
 ):
@@ -175,8 +183,11 @@ def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(
         for t in threads:
             t.join(timeout=60)
         assert srv.proc.wait(timeout=30) == 0
+        stopped = time.monotonic() - term
     finally:
         stop_server(srv.proc)
+    assert unclean_exits(srv.log_lines()) == []
+    assert stopped < 15, f"{stopped:.1f} s from SIGTERM to the master's exit: a worker hung"
     assert sorted(done) == [1, 2, 3, 4]
     assert [problem for _, problem in done.values()] == [None] * 4
     first_done = min(at for at, _ in done.values())
@@ -224,6 +235,7 @@ def test_recycled_workers_answer_every_request_on_kept_alive_connections(
     assert not first & last
     log = "\n".join(srv.log_lines())
     assert "Autorestarting worker after current request" in log
+    assert unclean_exits(srv.log_lines()) == []  # every recycled worker left by itself
 
 
 def test_sighup_under_kept_alive_load_fails_no_request(models_dir, served, tmp_path):
@@ -267,6 +279,7 @@ def test_sighup_under_kept_alive_load_fails_no_request(models_dir, served, tmp_p
     assert problems == []
     assert min(counts) > 5  # every client kept sending throughout
     assert len(set().union(*generations)) == 6
+    assert unclean_exits(srv.log_lines()) == []
     if "neural" in served["FLUENCY_MODELS"]:
         # Loaded in the preloaded master (and wherever it is loaded again), one thread each
         # time: two workers on two cores, never two threads each.
