@@ -2,7 +2,9 @@
 
 A bundle is a folder `models/<name>/` holding `model.joblib` and `card.json` (feature names and
 order, feature-set version, library versions, training data and its hash, seed, metrics, and the
-SHA-256 of `model.joblib`), and, for a linear model, `gleu_stage.json` (`scorer.gleu_stage`).
+SHA-256 of `model.joblib`), and, for a linear model, `gleu_stage.json` (`scorer.gleu_stage`);
+one with heads also `heads_report.json`, their held-out tables (`scorer.heads_report`), which
+scoring never reads.
 joblib files run code when loaded, so a bundle is read only from inside the configured models
 directory and only when every file's hash matches its card. Nothing here imports scikit-learn:
 scoring with a linear GLEU stage and linear heads never needs it.

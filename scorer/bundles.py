@@ -26,6 +26,7 @@ from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureRows
 from scorer.calibration import GENERAL, card_heads
 from scorer.errors import ModelLoadError
+from scorer.heads_report import head_row
 from scorer.scoring import FluencyScorer, load_scorer
 from scorer.summary import summarize
 
@@ -179,16 +180,15 @@ def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:
     """[{"name", "aggregate", "held_out"}] of each head a request may name (`scorer.genres`:
     "general" first): how it reads a text of several sentences, and its held-out agreement with
     people ({"rho", "tau", "rho_95", "tau_95"} per text, and "system": {"accuracy", "rho",
-    "accuracy_95", "rho_95"} per system or None; the first row of its card's `heads_report`
-    table) where the card reports one for the head it ships, else None."""
+    "accuracy_95", "rho_95"} per system or None; the head's row of its card's `heads_report`,
+    `scorer.heads_report.head_row`) where the card reports one for the head it ships, else
+    None."""
     report = _heads_report(scorer.card)
     out = []
     for name in scorer.genres:
         entry = report.get(name) or {}
-        table = entry.get("table")
         shipped = str(entry.get("decision") or "").startswith("shipped")
-        row = table[0] if shipped and isinstance(table, list) and table else None
-        row = row if isinstance(row, Mapping) else None
+        row = head_row(entry) if shipped else None
         out.append(
             {
                 "name": name,
@@ -212,8 +212,8 @@ def _system(figures: Any) -> dict[str, Any] | None:
 
 
 def _heads_report(card: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The card's `heads_report` ({genre: {"decision", "table", ...}}), entries that are not
-    objects left out."""
+    """The card's `heads_report` ({genre: {"decision", "head", ...}}; an older card's entries
+    hold the whole `table`), entries that are not objects left out."""
     report = card.get("heads_report") or {}
     if not isinstance(report, Mapping):
         return {}

@@ -33,6 +33,7 @@ from scorer.calibration import (
 )
 from scorer.errors import GenreError, ModelLoadError
 from scorer.gleu_stage import PipelineGleuStage, load_gleu_stage
+from scorer.heads_report import read_heads_report
 from scorer.limits import check_texts
 
 __all__ = [
@@ -78,6 +79,7 @@ class FluencyScorer:
         calibration: Calibration | None = None,
         pipeline_loader: Callable[[], Any] | None = None,
         heads: Mapping[str, Calibration] | None = None,
+        folder: str | Path | None = None,
     ):
         self.gleu_svm = model if hasattr(model, "standardize") else PipelineGleuStage(model)
         self._pipeline_loader = pipeline_loader
@@ -90,6 +92,8 @@ class FluencyScorer:
         # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
         self.placeholders = tuple(placeholders)
         self.card = card
+        # The bundle's folder (None: built in memory), where its held-out tables are read from.
+        self.folder = None if folder is None else Path(folder)
         self.spacy_model = spacy_model
         self.resources = resources or Resources(spacy_model=spacy_model)
         # Every feature row this scorer reads comes from here (features/rows.py), kept in
@@ -154,6 +158,11 @@ class FluencyScorer:
         bare.card.pop("summary", None)
         bare.card["name"] = f"{self.name} GLEU"
         return bare
+
+    def heads_report(self) -> dict[str, Any]:
+        """{genre: decision and full held-out table} of every head the card reports
+        (`scorer.heads_report.read_heads_report`): read when asked, never to score."""
+        return read_heads_report(self.folder, self.card)
 
     @property
     def cache(self) -> FeatureCache:
@@ -366,6 +375,7 @@ def load_scorer(
         calibration=calibration,
         pipeline_loader=pipeline,
         heads=heads,
+        folder=folder,
     )
 
 

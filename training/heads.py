@@ -616,12 +616,13 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
 HEADS_BEGIN, HEADS_END = "<!-- heads: written by python -m training.heads -->", "<!-- /heads -->"
 
 
-def heads_markdown(card: Mapping) -> list[str]:
+def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
     """The card's heads as Markdown: per head, what it reads with which weight, and its held-out
-    table (the head, minus the length, the best single input, then the next best inputs)."""
+    table (the head, minus the length, the best single input, then the next best inputs) from
+    `report`, the full one (`scorer.heads_report.read_heads_report`; None: the card's own)."""
     out = ["## Heads", ""]
     heads = card_heads(card)
-    report = card.get("heads_report", {})
+    report = card.get("heads_report", {}) if report is None else report
     for name in sorted(report, key=lambda g: (g != "general", g)):
         r = report[name]
         out.append(f"### {name}: {r['decision']}")
@@ -658,11 +659,12 @@ def heads_markdown(card: Mapping) -> list[str]:
     return out
 
 
-def write_readme(folder: Path, card: Mapping) -> None:
-    """The card's heads, in the bundle's README between the heads markers (appended once)."""
+def write_readme(folder: Path, card: Mapping, report: Mapping | None = None) -> None:
+    """The card's heads, in the bundle's README between the heads markers (appended once), with
+    the tables of `report` (`heads_markdown`)."""
     path = folder / "README.md"
     text = path.read_text(encoding="utf-8") if path.is_file() else f"# {folder.name}\n"
-    block = "\n".join([HEADS_BEGIN, *heads_markdown(card), HEADS_END])
+    block = "\n".join([HEADS_BEGIN, *heads_markdown(card, report), HEADS_END])
     if HEADS_BEGIN in text and HEADS_END in text:
         before, rest = text.split(HEADS_BEGIN, 1)
         text = before + block + rest.split(HEADS_END, 1)[1]
@@ -673,12 +675,16 @@ def write_readme(folder: Path, card: Mapping) -> None:
 
 def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
     """Every head chosen goes in the card's `heads`, the general one as `heads["general"]`, and
-    replaces the card's heads, an older card's `calibration` among them; the report of
-    every head tried goes in `heads_report`, and the card's `summary` is written from the heads
-    (`scorer.summary`). A pickled second stage left beside the card is removed: every head is
-    served from the card."""
+    replaces the card's heads, an older card's `calibration` among them; the report of every
+    head tried goes in `heads_report.json` beside the card, and in the card's `heads_report`
+    without its tables (`scorer.heads_report.write_heads_report`); the card's `summary` is
+    written from the heads (`scorer.summary`). An entry of `report` read from a lean card
+    (its `head` without its `table`) keeps the table the bundle's report holds for it. A
+    pickled second stage left beside the card is removed: every head is served from the
+    card."""
     from scorer.bundle import CARD_FILE
     from scorer.calibration import CALIBRATION_FILE, GENERAL
+    from scorer.heads_report import read_heads_report, write_heads_report
     from scorer.summary import summarize
 
     card = json.loads((folder / CARD_FILE).read_text())
@@ -697,11 +703,15 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         "table",
         "system_level_skipped",
     )
-    card["heads_report"] = {k: {x: v[x] for x in keys if x in v} for k, v in report.items()}
+    if any("head" in v and "table" not in v for v in report.values()):  # read from the card
+        kept = read_heads_report(folder, card)
+        report = {k: v if "table" in v else {**kept.get(k, {}), **v} for k, v in report.items()}
+    full = {k: {x: v[x] for x in keys if x in v} for k, v in report.items()}
     card["heads"] = dict(sorted(card["heads"].items()))  # as the card is written and read
+    write_heads_report(folder, card, full)
     card["summary"] = summarize(card)
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-    write_readme(folder, card)
+    write_readme(folder, card, full)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -808,16 +818,20 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
     systems) beside minus the length and the tier's best single input (held out the same way),
     or why it has none."""
     from scorer.bundle import CARD_FILE
+    from scorer.heads_report import read_heads_report
 
-    cards = {t: json.loads((Path(models_dir) / t / CARD_FILE).read_text()) for t in tiers}
-    genres = list(dict.fromkeys(g for c in cards.values() for g in c.get("heads_report", {})))
+    folders = {t: Path(models_dir) / t for t in tiers}
+    reports = {
+        t: read_heads_report(f, json.loads((f / CARD_FILE).read_text())) for t, f in folders.items()
+    }
+    genres = list(dict.fromkeys(g for r in reports.values() for g in r))
     genres.sort(key=lambda g: (g != "general", g))
     header = ["genre (held out)", *[f"`{t}`" for t in tiers], "minus length", "best single input"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for genre in genres:
         cells, minus, best = [], "", ""
         for t in tiers:
-            r = cards[t].get("heads_report", {}).get(genre)
+            r = reports[t].get(genre)
             if r is None:
                 cells.append("–")
                 continue
@@ -841,7 +855,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             else:
                 why = r["decision"].removeprefix("not shipped: ")
                 cells.append("none (one dataset)" if why.startswith("one dataset") else "none")
-        held = (cards[tiers[0]]["heads_report"][genre].get("held_out") or "").replace(
+        held = (reports[tiers[0]].get(genre, {}).get("held_out") or "").replace(
             ", over every genre", ""
         )
         lines.append(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from scorer.bundle import sha256_file
 from scorer.evidence.agreement import per_group_kendall
-from training.heads import CHRF, choose_genre_heads, sample_outputs, section
+from scorer.heads_report import REPORT_FILE, REPORT_POINTER, read_heads_report
+from training.heads import CHRF, choose_genre_heads, sample_outputs, section, write_card
 from training.heads_select import (
     HeadFile,
     fit_head,
@@ -240,3 +244,44 @@ def test_every_head_is_judged_per_system_where_files_have_six_systems():
     assert report["general"]["system_level_skipped"] == {"b1": "its outputs name no system"}
     wins = report["alpha"]["table"][0]["wins"]
     assert wins["files"] == 3 and 0 <= wins["minus length"] <= 3
+
+
+def test_the_card_is_written_lean_and_the_tables_beside_it(tmp_path):
+    """`write_card` puts each head in the card with its decision and own held-out row, and the
+    full tables in heads_report.json (hash in the card, tables in the README); a later write
+    given entries read from the lean card (as `fluency calibrate` gives them) keeps their
+    tables from that file."""
+    rng = np.random.default_rng(4)
+    files = [_file(f"a{k}", "alpha", rng) for k in range(3)]
+    files += [_file(f"b{k}", "beta", rng, weights=(0.8, 0.6)) for k in range(2)]
+    sections, report = choose_genre_heads(files, ["whole"], n_samples=50)
+    assert {"general", "alpha"} <= set(sections)
+    (tmp_path / "card.json").write_text(json.dumps({"name": "t", "features": ["x.v1"]}))
+    write_card(tmp_path, sections, report)
+
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card[REPORT_POINTER] == {
+        "file": REPORT_FILE,
+        "sha256": sha256_file(tmp_path / REPORT_FILE),
+    }
+    written = read_heads_report(tmp_path, card)
+    assert set(written) == set(report)
+    for name, entry in report.items():
+        assert written[name]["table"] == entry["table"], name
+        assert card["heads_report"][name]["decision"] == entry["decision"]
+        assert card["heads_report"][name]["head"] == entry["table"][0]
+        assert "table" not in card["heads_report"][name]
+    for head in card["heads"].values():
+        assert "table" not in head["selection"] and head["selection"]["steps"]
+    assert "| best single input: " in (tmp_path / "README.md").read_text()
+
+    # Another head written beside them from the lean card: the others keep their tables.
+    gamma = {**report["beta"], "decision": "shipped: as beta"}
+    write_card(tmp_path, {**card["heads"]}, {**card["heads_report"], "gamma": gamma})
+    card = json.loads((tmp_path / "card.json").read_text())
+    again = read_heads_report(tmp_path, card)
+    assert {k: v["table"] for k, v in again.items()} == {
+        **{k: v["table"] for k, v in report.items()},
+        "gamma": report["beta"]["table"],
+    }
+    assert again["gamma"]["decision"] == "shipped: as beta"
