@@ -1,7 +1,8 @@
 """Every head each tier ships: each weight keeps the sign of its input's own correlation with
 people on the files the head was fitted on, and held out it beats minus the length and the
-tier's best single input on both means (or is that input). The card records what its choice
-measured; the test marked slow measures the signs again from the development files."""
+tier's best single input on both means (or is that input). The bundle's heads_report.json
+records what its choice measured; the test marked slow measures the signs again from the
+development files."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from features.resources import MODELS_DIR
+from scorer.heads_report import read_heads_report
 from scorer.scoring import load_scorer
 
 TIERS = ("default", "fast", "full", "neural")
@@ -38,7 +40,7 @@ def test_every_head_keeps_each_inputs_own_sign(tier):
 @pytest.mark.parametrize("tier", TIERS)
 def test_every_shipped_head_beats_length_and_its_best_input_held_out(tier):
     card = _card(tier)
-    report = card["heads_report"]
+    report = read_heads_report(MODELS_DIR / tier, card)
     for name in _heads(card):
         head, minus, best = report[name]["table"][:3]
         assert head["label"] == "head" and minus["label"] == "minus length"
