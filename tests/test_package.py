@@ -35,6 +35,8 @@ client = create_app({"TESTING": True}).test_client()
 health = client.get("/healthz")
 scored = client.post("/v1/score", json={"sentences": [sys.argv[1]]})
 page = client.get("/")
+report = client.get("/v1/model?report=1")
+tables = report.get_json().get("heads_report", {})
 print(json.dumps({
     "scorer": scorer.__file__,
     "fluency_models": list(fluency_models.__path__),
@@ -42,6 +44,7 @@ print(json.dumps({
     "healthz": [health.status_code, health.get_json()],
     "score": [scored.status_code, scored.get_json()],
     "page": page.status_code,
+    "report": [report.status_code, len(tables.get("general", {}).get("table", []))],
 }))
 """
 
@@ -127,3 +130,4 @@ def test_the_wheel_scores_and_serves_from_a_fresh_environment(tmp_path):
     assert status == 200, body
     assert body["scores"][0]["fluency"] == pytest.approx(expected, abs=1e-6)
     assert served["page"] == 200  # the page's static files shipped too
+    assert served["report"][0] == 200 and served["report"][1] > 20  # heads_report.json too

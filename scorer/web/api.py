@@ -23,11 +23,12 @@ from features.parsing import load_nlp
 from scorer.bundles import genre_name
 from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
+from scorer.heads_report import lean_card
 from scorer.limits import Limits
 from scorer.rerank import check_rerank, rank
 from scorer.scoring import FluencyScorer
 from scorer.web import body, metrics, work
-from scorer.web.errors import AdminDisabledError, AuthError, BodyError
+from scorer.web.errors import AdminDisabledError, AuthError, BodyError, QueryError
 from scorer.web.reloads import ReloadGate
 from scorer.web.state import Loaded, ModelHolder, NotReadyError
 
@@ -168,8 +169,23 @@ def models():
 
 @bp.get("/model")
 def model():
+    """The default model's card, lean (`scorer.heads_report.lean_card`: an older card's tables
+    left out too); `?report=1` adds `heads_report`, every head's full held-out table, read from
+    the bundle's heads_report.json (500 `report-unavailable` when that cannot be read)."""
+    want = _flag("report")
     loaded = _holder().get()
-    return {"serving": loaded.summary(), "card": loaded.scorer.card}
+    out = {"serving": loaded.summary(), "card": lean_card(loaded.scorer.card)}
+    if want:
+        out["heads_report"] = loaded.scorer.heads_report()
+    return out
+
+
+def _flag(name: str) -> bool:
+    """A query parameter that is on ("1", "true") or off ("0", "false", absent); 400 else."""
+    value = request.args.get(name, "0").strip().lower()
+    if value not in ("0", "1", "false", "true"):
+        raise QueryError(f"query parameter {name!r} must be 1 or 0, not {value!r}")
+    return value in ("1", "true")
 
 
 def _check_admin() -> None:

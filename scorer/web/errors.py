@@ -4,7 +4,8 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
 `status`, `detail` (what was wrong and what to do), `instance` (the request path) and
 `request_id` (the X-Request-ID of the request, also in the access log).
 
-- `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400.
+- `BodyError` (ours): the body is not JSON, or a field has the wrong type -> 400;
+  `QueryError` (ours): a query parameter of the wrong value -> 400 `invalid-query`.
 - `InputError` from the library: well-formed but not accepted (empty list, too many items,
   too long a text, a weight that needs references...) -> 422; a model not loaded
   (`UnknownModelError`) -> 422 `unknown-model`, with `models` (those loaded); a genre the model
@@ -12,6 +13,8 @@ Body: `type` (a stable relative URI, `/problems/<slug>`, listed in docs/service.
   it has), the reason in `detail`; `CostError`, over one of the cost limits -> 422
   `too-costly`, with `limit` (the setting) and `limit_value`.
 - `NotReadyError`: no model loaded -> 503; a failed admin reload (`ModelLoadError`) -> 422.
+- `ReportUnavailableError`: the model's heads_report.json, asked for, is missing or corrupt
+  -> 500 `report-unavailable`, logged; the model scores as before.
 - `UnavailableModelError`: a configured model that failed to load (the others serve) -> 503
   `model-unavailable`, with the reason and `model`.
 - `DeadlineExceededError` (REQUEST_TIMEOUT) and `BusyError` (the worker's queue is full) -> 503
@@ -32,19 +35,20 @@ from flask import Flask, Response, g, json, request
 from werkzeug.exceptions import HTTPException
 
 from scorer.deadline import DeadlineExceededError
-from scorer.errors import GenreError, InputError, ModelLoadError
+from scorer.errors import GenreError, InputError, ModelLoadError, ReportUnavailableError
 from scorer.limits import CostError
 from scorer.web.reloads import RateLimitedError, ReloadPendingError
 from scorer.web.state import NotReadyError, UnavailableModelError, UnknownModelError
 from scorer.web.work import BusyError
 
-__all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "problem", "register"]
+__all__ = ["PROBLEM_TYPES", "AuthError", "BodyError", "QueryError", "problem", "register"]
 
 logger = logging.getLogger(__name__)
 
 # slug -> status: the `type` values a client can branch on.
 PROBLEM_TYPES: dict[str, int] = {
     "invalid-body": 400,
+    "invalid-query": 400,
     "unauthorized": 401,
     "admin-disabled": 403,
     "not-found": 404,
@@ -59,6 +63,7 @@ PROBLEM_TYPES: dict[str, int] = {
     "model-load-failed": 422,
     "too-many-reloads": 429,
     "internal-error": 500,
+    "report-unavailable": 500,
     "not-ready": 503,
     "deadline-exceeded": 503,
     "busy": 503,
@@ -75,6 +80,10 @@ RETRY_AFTER = "5"  # seconds, for a request stopped at its deadline or refused b
 
 class BodyError(Exception):
     """The request body is not JSON, or a field has the wrong type (400)."""
+
+
+class QueryError(Exception):
+    """A query parameter of the wrong value (400)."""
 
 
 class AuthError(Exception):
@@ -107,6 +116,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(BodyError)
     def bad_request(exc: BodyError):
         return problem(400, "invalid-body", str(exc))
+
+    @app.errorhandler(QueryError)
+    def bad_query(exc: QueryError):
+        return problem(400, "invalid-query", str(exc))
 
     @app.errorhandler(InputError)
     def unsupported(exc: InputError):
@@ -153,6 +166,11 @@ def register(app: Flask) -> None:
     @app.errorhandler(ModelLoadError)
     def load_failed(exc: ModelLoadError):
         return problem(422, "model-load-failed", str(exc))
+
+    @app.errorhandler(ReportUnavailableError)
+    def report_unavailable(exc: ReportUnavailableError):
+        logger.warning("%s (request_id=%s)", exc, g.get("request_id", ""))
+        return problem(500, "report-unavailable", str(exc))
 
     @app.errorhandler(NotReadyError)
     def not_ready(exc: NotReadyError):

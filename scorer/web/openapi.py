@@ -144,8 +144,31 @@ def build_spec(
             },
             "/v1/model": {
                 "get": {
-                    "summary": "The default model's card",
-                    "responses": {"200": _json(ref("ModelResponse"), "OK"), **not_ready},
+                    "summary": "The default model's card (lean: each head's decision and its "
+                    "own held-out figures); with report=1 also every head's full held-out table",
+                    "parameters": [
+                        {
+                            "name": "report",
+                            "in": "query",
+                            "required": False,
+                            "description": "1: add `heads_report`, read from the bundle's "
+                            "heads_report.json (about 0.2 MB for a shipped tier; the card "
+                            "alone, 17 KB)",
+                            "schema": {"enum": ["0", "1", "false", "true"], "default": "0"},
+                        }
+                    ],
+                    "responses": {
+                        "200": _json(ref("ModelResponse"), "OK"),
+                        "400": _problem(
+                            "`report` other than 0, 1, false or true (type /problems/invalid-query)"
+                        ),
+                        "500": _problem(
+                            "report=1 and the bundle's heads_report.json is missing or not the "
+                            "file its card names (type /problems/report-unavailable); the model "
+                            "scores as usual"
+                        ),
+                        **not_ready,
+                    },
                 }
             },
             "/v1/admin/reload": reload_,

@@ -303,7 +303,29 @@ def schemas(
         "ModelResponse": {
             "type": "object",
             "required": ["serving", "card"],
-            "properties": {"serving": ref("ModelSummary"), "card": {"type": "object"}},
+            "properties": {
+                "serving": ref("ModelSummary"),
+                "card": {
+                    "type": "object",
+                    "description": "the bundle's card.json without the held-out tables: per "
+                    "head tried, `heads_report` has its decision and `head`, its own held-out "
+                    "row; `heads_report_file` names the file of the tables and its SHA-256",
+                },
+                "heads_report": {
+                    "type": "object",
+                    "description": "with report=1 only: genre -> the card's entry with its "
+                    "`table`, the head beside minus the length, chrF and every input tried, "
+                    "on every held-out file",
+                    "additionalProperties": {
+                        "type": "object",
+                        "required": ["decision"],
+                        "properties": {
+                            "decision": {"type": "string"},
+                            "table": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                },
+            },
         },
         "ReloadRequest": {
             "type": "object",

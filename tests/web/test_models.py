@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -133,6 +134,66 @@ def test_models_lists_each_with_its_card_summary(client):
     assert summary.startswith("GLEU stage: a linear ranking SVM over ")
     assert "General head: " in summary and "ridge" not in summary
     assert all(f" {genre} (" in summary for genre in card["heads"] if genre != "general")
+
+
+def test_the_model_card_is_lean_and_its_report_comes_when_asked(client):
+    folder = MODELS_DIR / "default"
+    resp = client.get("/v1/model")
+    assert resp.status_code == 200 and len(resp.get_data()) < 100_000
+    body = resp.get_json()
+    _valid(client, body, "ModelResponse")
+    assert "heads_report" not in body
+    assert body["card"] == json.loads((folder / "card.json").read_text())
+    assert body["card"]["heads_report"]["general"]["head"]["label"] == "head"
+    assert client.get("/v1/model?report=0").get_json()["card"] == body["card"]
+
+    resp = client.get("/v1/model?report=1")
+    full = resp.get_json()
+    _valid(client, full, "ModelResponse")
+    assert full["card"] == body["card"] and len(resp.get_data()) > 150_000
+    assert full["heads_report"] == json.loads((folder / "heads_report.json").read_text())
+    table = full["heads_report"]["general"]["table"]
+    assert table[0] == body["card"]["heads_report"]["general"]["head"] and len(table) > 20
+    assert client.get("/v1/model?report=true").get_json()["heads_report"] == full["heads_report"]
+    problem = assert_problem(client.get("/v1/model?report=yes"), 400, "invalid-query")
+    assert "'report'" in problem["detail"]
+
+
+def test_an_old_card_with_its_tables_inside_is_served_lean_with_the_report_on_request(tmp_path):
+    folder = shutil.copytree(MODELS_DIR / "default", tmp_path / "default")
+    card = json.loads((folder / "card.json").read_text())
+    report = json.loads((folder / "heads_report.json").read_text())
+    del card["heads_report_file"]
+    card["heads_report"] = report  # as 0.12.1 wrote it: the tables in the card, no file
+    (folder / "heads_report.json").unlink()
+    (folder / "card.json").write_text(json.dumps(card, indent=2))
+    config = {**CONFIG, "MODELS_DIR": str(tmp_path), "MODELS": "default"}
+    client = create_app(config).test_client()
+    resp = client.get("/v1/model")
+    assert resp.status_code == 200 and len(resp.get_data()) < 100_000
+    served = resp.get_json()["card"]
+    assert "table" not in served["heads_report"]["general"]
+    assert served["heads_report"]["general"]["head"] == report["general"]["table"][0]
+    assert client.get("/v1/model?report=1").get_json()["heads_report"] == report
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_a_broken_report_fails_only_the_request_for_it(tmp_path, damage):
+    shutil.copytree(MODELS_DIR / "default", tmp_path / "default")
+    path = tmp_path / "default" / "heads_report.json"
+    if damage == "missing":
+        path.unlink()
+    else:
+        path.write_text(path.read_text().replace('"decision": "shipped"', '"decision": "x"', 1))
+    config = {**CONFIG, "MODELS_DIR": str(tmp_path), "MODELS": "default"}
+    client = create_app(config).test_client()
+    scored = client.post("/v1/score", json={"sentences": TEXTS})
+    assert scored.status_code == 200 and len(scored.get_json()["scores"]) == len(TEXTS)
+    assert client.get("/v1/models").status_code == 200
+    assert client.get("/v1/model").get_json()["card"]["name"] == "default"
+    problem = assert_problem(client.get("/v1/model?report=1"), 500, "report-unavailable")
+    assert "heads_report.json" in problem["detail"]
+    assert ("is missing" if damage == "missing" else "corrupt") in problem["detail"]
 
 
 def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, client, monkeypatch):

@@ -3,9 +3,14 @@ real request here, and every answer validates against its documented schema."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from web.support import ADMIN_TOKEN, REAL
 
+from scorer.heads_report import REPORT_FILE, REPORT_POINTER
 from scorer.web import create_app
 from scorer.web.reloads import ReloadGate
 
@@ -31,6 +36,10 @@ KEYS = {
 def _request(path: str, method: str, status: int, client, not_ready, closed, others=None):
     """Make the request that should answer `status` on `path`."""
     others = others or {}
+    if method == "get" and path == "/v1/model" and status == 400:
+        return client.get(path, query_string={"report": "yes"})
+    if method == "get" and path == "/v1/model" and status == 500:  # its report is missing
+        return others["no_report"].get(path, query_string={"report": "1"})
     if method == "get":
         return (not_ready if status == 503 else client).get(path)
     headers = AUTH if path == "/v1/admin/reload" else {}
@@ -63,6 +72,18 @@ def _request(path: str, method: str, status: int, client, not_ready, closed, oth
     return target.post(path, json=bodies[status], headers=headers)
 
 
+def _without_its_report(app_config: dict, models: Path):
+    """A client serving a copy of the test model whose card names a heads_report.json that is
+    not there."""
+    folder = models / "no-report"
+    shutil.copytree(Path(app_config["MODEL_PATH"]), folder)
+    card = json.loads((folder / "card.json").read_text())
+    card[REPORT_POINTER] = {"file": REPORT_FILE, "sha256": "0" * 64}
+    (folder / "card.json").write_text(json.dumps(card))
+    config = {**app_config, "MODELS_DIR": str(models), "MODEL_PATH": str(folder)}
+    return create_app(config).test_client()
+
+
 def test_every_documented_response_is_real_and_valid(app_config, tmp_path):
     app = create_app(app_config)
     client = app.test_client()
@@ -76,6 +97,7 @@ def test_every_documented_response_is_real_and_valid(app_config, tmp_path):
         "pending": pending_app.test_client(),
         "limited": create_app({**app_config, "RELOAD_INTERVAL": 3600}).test_client(),
         "late": create_app({**app_config, "REQUEST_TIMEOUT": 1e-9}).test_client(),
+        "no_report": _without_its_report(app_config, tmp_path / "models"),
     }
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.1")
