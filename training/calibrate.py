@@ -1,31 +1,22 @@
-"""`fluency calibrate`: a head of one's own, chosen on one's own ratings by the selection that
-chooses every shipped head (`training.heads_select`), written into a copy of a bundle under a
-genre name, so that `--genre NAME` and `"genre": NAME` serve it.
+"""`fluency calibrate`: a head for one's own raters, starting from the bundle's head for the
+genre and leaving it only where the ratings show better (`training.start`), written into a copy
+of a bundle under a genre name, so that `--genre NAME` and `"genre": NAME` serve it.
 
-Which of the GLEU stage's signals people follow differs between genres and raters (raters of
-restaurant texts favour the longer output, raters of translations the shorter), so a head is
-fitted on the ratings it is to agree with, and chosen as `python -m training.heads` chooses:
-
-- Candidates: the GLEU score and every feature column, under each reading of a text of several
-  sentences (`training.heads.READINGS`). The head starts from the best single input and adds one
-  only where the held-out mean rho + mean per-input tau rises with a 95% interval above zero;
-  each weight keeps its input's own sign (`heads_select.forward_select`).
-- Held out: with one dataset, folds of its whole inputs (groups), each fold standing for a
-  dataset; with several, one dataset out (for a general head, one genre out).
-- With a scramble check (`--scrambles`, real text), a head must score real sentences above
-  their shuffles.
-- It ships (`training.heads.decide`) only where it beats minus the length on both held-out
-  means; a fitted head that does not beat its best single input on both ships that input.
-
-Folds of one dataset share its systems, raters and wording, so they overstate what a new
-dataset of the genre will see. `training.held_out` makes the same choice without the file it
-scores, for `fluency benchmark --protocol lodo`.
+With a hundred ratings, a head chosen afresh among a hundred inputs and readings is chosen by
+noise (`docs/calibrate.md`). So the head starts as the bundle's head for the genre named (its
+general head where it has none; `--from` names another) and switches to a named reading (every
+other head, minus the length, each summed log-probability, the GLEU score under each reading),
+then to a fitted single column or a column added to it, only where a paired bootstrap over the
+user's inputs puts the gain in mean rho + per-input tau above zero at 95% for every candidate
+tried at once (`training.switch`). A head is always written: the starting head itself, when
+nothing beats it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import shutil
 import sys
@@ -35,30 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from features.rows import default_cache_dir
-from training.choose import FOLDS, Choice, choose, fold_rows, input_folds, subset
-from training.heads import (
-    MINUS_LENGTH,
-    READINGS,
-    print_report,
-    scramble_check,
-    section,
-    text_columns,
-    write_card,
-)
-from training.heads_select import Fitted, HeadFile, ScrambleCheck
+from training.choose import FOLDS
+from training.heads import MINUS_LENGTH, READINGS, scramble_check, text_columns, write_card
+from training.heads_select import HeadFile, ScrambleCheck
+from training.start import Outcome, calibrate_from, named_readings, start_head
+from training.switch import LEVEL
 
-__all__ = [
-    "FOLDS",
-    "Choice",
-    "add_commands",
-    "calibrate",
-    "choose",
-    "fold_rows",
-    "head_file",
-    "input_folds",
-    "subset",
-    "write_bundle",
-]
+__all__ = ["add_commands", "calibrate", "head_file", "report", "write_bundle"]
+
+MAX_ADDED = 2  # fitted columns a head takes at most beyond the named reading it starts from
 
 
 def head_file(
@@ -124,55 +100,120 @@ def calibrate(
     out: str | Path,
     *,
     genre: str,
+    start: str | None = None,
     readings: Sequence[str] = READINGS,
     folds: int = FOLDS,
     check: ScrambleCheck | None = None,
-    max_inputs: int = 4,
-    n_samples: int = 200,
+    max_inputs: int = MAX_ADDED,
+    n_samples: int = 1000,
     seed: int = 12345,
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
     command: str = "",
     summary: str | None = None,
-) -> tuple[Choice, list[HeadFile]]:
-    """Choose a head on `judgements` (judged tables, `training.judged_table.read_tables`) with
-    `choose`, scored by the GLEU stage of `scorer` (the bundle in the folder `source`), and
-    where it ships write the bundle at `out` with it under `genre` (`write_bundle`). Returns the
-    choice and the files it was made on."""
-    from tqdm import tqdm
-
+) -> tuple[Outcome, list[HeadFile]]:
+    """The head for `judgements` (judged tables, `training.judged_table.read_tables`) scored
+    by the GLEU stage of `scorer` (the bundle in the folder `source`): the bundle's head for
+    `genre` (or the one `start` names) unless the ratings show better (`training.start`),
+    always written into the bundle at `out` under `genre` (`write_bundle`). Returns what was
+    found and the files it was found on."""
     files = [
         head_file(scorer, j, genre, readings, cache_dir=cache_dir, n_jobs=n_jobs)
         for j in judgements
     ]
-    total = len(readings) * (len(files[0].columns[readings[0]]) if files else 0)
-    with tqdm(total=total, desc=f"head {genre}: single inputs", unit=" input") as bar:
-        choice = choose(
-            files,
-            readings,
-            folds=folds,
-            check=check,
-            max_inputs=max_inputs,
-            n_samples=n_samples,
-            seed=seed,
-            progress=bar,
-        )
-    if choice.ships:
-        held = choice.decision["held_out"]
-        head = section(
-            choice.fitted, files, choice.decision, genre=genre, held=held, command=command
-        )
-        write_bundle(source, out, genre, head, choice.decision, summary=summary)
-    return choice, files
+    card = {**scorer.card, "name": Path(source).name}
+    started_from, head = start_head(card, genre, start)
+    named = named_readings(card, readings, files[0].columns)
+    outcome = calibrate_from(
+        files,
+        head,
+        named,
+        readings,
+        started_from=started_from,
+        folds=folds,
+        max_inputs=max_inputs,
+        check=check,
+        n_samples=n_samples,
+        seed=seed,
+    )
+    decision = _decision(outcome, files, check)
+    section = outcome.head.section(
+        genre,
+        target="the human score, z-normalised within each dataset",
+        regressor=_regressor(outcome),
+        started_from=outcome.started_from,
+        held_out=decision["held_out"],
+        selection=decision,
+        files={f.name: len(f.human) for f in files},
+        command=command,
+    )
+    write_bundle(source, out, genre, section, decision, summary=summary)
+    return outcome, files
 
 
-# -- the command ----------------------------------------------------------------------------
+def _regressor(outcome: Outcome) -> str:
+    kind = outcome.head.kind
+    if outcome.kept:
+        return f"the starting head, {outcome.start.label}, as the bundle has it"
+    if kind in ("head", "reading"):
+        return f"{outcome.head.label} on the ratings' scale (a positive slope and an intercept)"
+    return "non-negative ridge on standardised inputs turned by their own signs"
 
-FOLDS_NOTE = (
-    "fluency: note: one dataset: the head is chosen on {k} folds of its inputs, which overstate "
-    "what a new dataset of the genre will see (folds share its systems, raters and wording); "
-    "judgements of two or more datasets (files, or --dataset-column) are held out whole"
-)
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:+.3f}"
+
+
+def _decision(outcome: Outcome, files: Sequence[HeadFile], check: ScrambleCheck | None) -> dict:
+    """The card's report of the choice: what it started from, each round's leading candidates
+    (criterion, gain over the head in hand, the gain's bound), and why it switched or not."""
+    table = []
+    for name, ev in outcome.rounds:
+        for k in ev.ranked()[:8]:
+            row = ev.row(k)
+            table.append({**row, "round": name, "rho": row["criterion"], "tau": None})
+    held = "named readings judged whole on every rating (no fit)"
+    if len(outcome.rounds) > 1:
+        held += "; fitted candidates on folds of the inputs"
+    return {
+        "ship": True,
+        "decision": outcome.decision(),
+        "reading": outcome.head.reading,
+        "inputs": list(outcome.head.inputs),
+        "held_out": held,
+        "started_from": outcome.started_from,
+        "tried": {name: len(ev.labels) for name, ev in outcome.rounds},
+        "scrambles": None,
+        "table": table,
+    }
+
+
+def report(outcome: Outcome, files: Sequence[HeadFile], out=None) -> None:
+    """What the head started from, what was tried (the leading candidates of each round with
+    their gain over the head in hand and its bound), and why it switched or did not; to `out`
+    (default: standard output)."""
+    out = sys.stdout if out is None else out
+    n = sum(len(f.human) for f in files)
+    n_inputs = sum(len(set(f.groups)) for f in files)
+    unit = "inputs" if n_inputs < n else "outputs (no inputs named)"
+    print(f"started from {outcome.started_from}: {outcome.start.label}", file=out)
+    print(f"  {outcome.start.weights()}", file=out)
+    print(f"on {n} ratings of {n_inputs} {unit}", file=out)
+    for name, ev in outcome.rounds:
+        print(f"\n### {name}: {len(ev.labels)} tried", file=out)
+        print(f"criterion (mean rho + per-input tau) of the head in hand: {ev.start:.3f}", file=out)
+        print(f"| candidate | criterion | gain | {LEVEL:.0%} bound, all tried at once |", file=out)
+        print("|---|---:|---:|---:|", file=out)
+        for k in ev.ranked()[:6]:
+            mark = " (taken)" if k == ev.chosen else ""
+            print(
+                f"| {ev.labels[k]}{mark} | {ev.point[k]:.3f} | {_fmt(ev.gain[k])} | "
+                f"{_fmt(ev.low[k])} |",
+                file=out,
+            )
+    print(file=out)
+    for note in outcome.notes:
+        print(f"- {note}", file=out)
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -186,9 +227,11 @@ def _command(args: argparse.Namespace) -> str:
         ("--group-column", args.group_column, None),
         ("--dataset-column", args.dataset_column, None),
         ("--genre", args.genre, None),
+        ("--from", args.start, None),
         ("--scrambles", args.scrambles, ""),
         ("--folds", args.folds, FOLDS),
-        ("--max-inputs", args.max_inputs, 4),
+        ("--max-inputs", args.max_inputs, MAX_ADDED),
+        ("--samples", args.samples, 1000),
         ("--summary", args.summary, None),
     ):
         if value != default:
@@ -197,11 +240,6 @@ def _command(args: argparse.Namespace) -> str:
         for v in values or ():
             words += [flag, v]
     return " ".join(shlex.quote(w) for w in [*words, "--out", str(args.out)])
-
-
-def _weights(fitted: Fitted) -> str:
-    terms = [f"{w:+.4g} {c}" for c, w in zip(fitted.inputs, fitted.coef, strict=True)]
-    return f"{' '.join(terms)} {fitted.intercept:+.4g}"
 
 
 def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
@@ -230,14 +268,13 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         check = scramble_check(
             scorer, args.scrambles, readings, floor=args.floor, seed=args.seed, cache_dir=cache
         )
-    if len(datasets) == 1:
-        print(FOLDS_NOTE.format(k=args.folds), file=sys.stderr)
-    choice, files = calibrate(
+    outcome, files = calibrate(
         scorer,
         source,
         datasets,
         args.out,
         genre=genre,
+        start=args.start,
         readings=readings,
         folds=args.folds,
         check=check,
@@ -249,29 +286,24 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         command=_command(args),
         summary=args.summary,
     )
-    print_report({genre: choice.decision}, out=sys.stdout)
-    if choice.fell_back:
-        reading, inputs = choice.selected
-        print(
-            f"the selected head ({' + '.join(inputs)}, read {reading}) did not beat its best "
-            f"single input on both held-out means: {genre} is that input alone, {choice.label}"
-        )
-    code = 0
-    if choice.ships:
-        print(
-            f"wrote {args.out}: genre {genre}: {_weights(choice.fitted)}, read "
-            f"{choice.fitted.reading}; score with --model {Path(args.out).name} --genre {genre}"
-        )
-    else:
-        print(f"fluency: no head written: {choice.decision['decision']}", file=sys.stderr)
-        code = 1
+    print(f"## {genre}")
+    report(outcome, files)
+    print()
+    if outcome.kept:
+        print(f"nothing beat the starting head: {genre} is {outcome.start.label}, as the bundle "
+              "has it")  # fmt: skip
+    print(
+        f"wrote {args.out}: genre {genre}: {outcome.head.weights()}; score with --model "
+        f"{Path(args.out).name} --genre {genre}"
+    )
     if args.learning_curve:
         from training.learning_curve import CALIBRATE_SIZES, curves, plot, table
 
         found = curves(
             files,
-            scorer.card,
+            {**scorer.card, "name": source.name},
             readings,
+            held_out=False,
             sizes=CALIBRATE_SIZES,
             draws=args.draws,
             seed=args.seed,
@@ -285,7 +317,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         Path(args.learning_curve).parent.mkdir(parents=True, exist_ok=True)
         plot(found, args.learning_curve)
         print(f"wrote {args.learning_curve}")
-    return code
+    return 0
 
 
 def add_commands(sub) -> None:
@@ -293,13 +325,16 @@ def add_commands(sub) -> None:
 
     cal = sub.add_parser(
         "calibrate",
-        help="fit a head on your own ratings and add it to a copy of a bundle, under a genre",
-        description="Chooses a head (the GLEU score and a few features, read one way) on human "
-        "scores z-normalised within each dataset, as the shipped heads are chosen: held out by "
-        "folds of the inputs of one dataset (5, or --folds K), or one dataset out; a head that "
-        "does not beat minus the length is not written, and one that does not beat its best "
-        "single input is that input. Writes a copy of the bundle (--model) at --out with the "
-        'head under --genre NAME: score with --genre NAME, or "genre": NAME in a request.',
+        help="a head for your own ratings, starting from the bundle's, in a copy of the bundle",
+        description="Starts from the bundle's head for --genre NAME (its general head for a "
+        "genre it lacks; --from names another) and leaves it only where your ratings show "
+        "better: another head of the bundle, minus the length, a summed log-probability or the "
+        "GLEU score under a reading (each judged whole, no fit), then a fitted column or one "
+        "added to the head (judged in folds of your inputs), switching only where a paired "
+        "bootstrap over your inputs puts the gain in mean rho + per-input tau above zero at 95%% "
+        "for every candidate tried. Always writes a copy of the bundle (--model) at --out with "
+        "the head under NAME (the starting head when nothing beats it): score with --genre "
+        'NAME, or "genre": NAME in a request.',
     )
     add_model_option(cal, help="the bundle to copy and read with (default: the default)")
     cal.add_argument(
@@ -333,8 +368,16 @@ def add_commands(sub) -> None:
     cal.add_argument("--out", required=True, help="the bundle to write (models/NAME)")
     cal.add_argument(
         "--genre",
-        help="the name the head is served under (default: the name of --out); 'general' "
-        "replaces the bundle's general head",
+        help="the name the head is served under, and the bundle's head it starts from where "
+        "the bundle has one (default: the name of --out); 'general' replaces the bundle's "
+        "general head",
+    )
+    cal.add_argument(
+        "--from",
+        dest="start",
+        metavar="GENRE",
+        help="start from the bundle's head for GENRE (default: its head for --genre, else its "
+        "general head)",
     )
     add_jobs_option(cal, default=2, help="feature worker processes")
     cal.add_argument(
@@ -347,13 +390,20 @@ def add_commands(sub) -> None:
         "--scrambles",
         default="",
         metavar="TEXT",
-        help="real text, one paragraph a line: the head must score its sentences above their "
-        "shuffles (default: no check)",
+        help="real text, one paragraph a line: a head switched to must score its sentences "
+        "above their shuffles (default: no check)",
     )
     cal.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
-    cal.add_argument("--folds", type=int, default=FOLDS, help="folds of one dataset's inputs")
-    cal.add_argument("--max-inputs", type=int, default=4, help="inputs a head at most")
-    cal.add_argument("--samples", type=int, default=200, help="bootstrap samples")
+    cal.add_argument(
+        "--folds", type=int, default=FOLDS, help="folds of the inputs, for fitted candidates"
+    )
+    cal.add_argument(
+        "--max-inputs",
+        type=int,
+        default=MAX_ADDED,
+        help=f"fitted columns a head takes at most (default: {MAX_ADDED}; 0: named readings only)",
+    )
+    cal.add_argument("--samples", type=int, default=1000, help="bootstrap samples")
     cal.add_argument("--seed", type=int, default=12345)
     cal.add_argument(
         "--summary",
@@ -369,9 +419,9 @@ def add_commands(sub) -> None:
     cal.add_argument(
         "--learning-curve",
         metavar="PNG",
-        help="also choose heads on 25, 50, 100, ... ratings (whole inputs, --draws draws each) "
-        "and judge them on the other inputs beside the bundle's heads and minus the length; "
-        "print the table and plot it here",
+        help="also calibrate on 25, 50, 100, ... ratings (whole inputs, --draws draws each) "
+        "and judge each head on the other inputs beside the head it started from, the "
+        "bundle's heads and minus the length; print the table and plot it here",
     )
     cal.add_argument("--draws", type=int, default=5, help="draws a size, for --learning-curve")
     cal.set_defaults(func=cmd_calibrate)

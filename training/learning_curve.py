@@ -1,23 +1,27 @@
-"""How many ratings a head of one's own needs: `python -m training.learning_curve`.
+"""How many ratings a head of one's own needs, against the heads it starts from:
+`python -m training.learning_curve`.
 
 For each judgement file and each size (25, 50, 100, 200 outputs), `draws` seeded draws of whole
 inputs (groups) taken in a random order until they hold that many outputs. On each draw a head
-is chosen and fitted as `fluency calibrate` chooses it (`training.choose.choose`: folds of the
-drawn inputs held out in turn), then judged on the file's other inputs beside the bundle's
-shipped heads (its general head, and its head for the file's genre where it has one) and minus
-the length, all on the same outputs: Spearman's rho over outputs, the mean per-input Kendall tau
-(`heads_select.group_taus`) and, where the outputs name six or more systems, the system-level
-pairwise accuracy (`scorer.evidence.system_level`). Each figure is a mean over draws. A draw of
-one seed is the front of one order of the inputs, so the draw of 50 holds the draw of 25.
+is calibrated as `fluency calibrate` calibrates it (`training.start.calibrate_from`: the shipped
+head for the file's genre unless the drawn ratings show better), then judged on the file's other
+inputs beside the shipped heads and minus the length, all on the same outputs: Spearman's rho
+over outputs, the mean per-input Kendall tau (`heads_select.group_taus`) and, where the outputs
+name six or more systems, the system-level pairwise accuracy (`scorer.evidence.system_level`).
+Each figure is a mean over draws. A draw of one seed is the front of one order of the inputs,
+so the draw of 50 holds the draw of 25.
 
-A size is skipped where fewer than 50 outputs or 2 inputs would be left to judge on. A draw whose
-head does not ship (`training.heads.decide`: not above minus the length) is judged with the head
-the selection chose anyway and counted: `fluency calibrate` would have written none. The shipped
-heads were chosen and fitted on the development files, each of these among them: beside a head
-fitted on 25 of a file's ratings they have seen all of them.
+The comparison is fair to the shipped heads: each shipped head that was fitted on the file is
+refitted without it (`training.shipped_held_out`: its own inputs and reading, weights fitted
+on its other files), and the calibration starts from those held-out heads. The shipped heads
+as shipped, which have seen every rating of the file, stay beside them as in-sample columns.
+The gain of the calibrated head over the held-out head of the file's genre (its general head
+where it has none) gets a 95% interval: the held-out inputs of each draw resampled, the gain in
+rho averaged over draws.
 
-Rows are read as `python -m training.heads` reads them (the same outputs of large files, from
-the row cache, `features.rows.default_cache_dir`):
+A size is skipped where fewer than 50 outputs or 2 inputs would be left to judge on. Rows are
+read as `python -m training.heads` reads them (the same outputs of large files, from the row
+cache, `features.rows.default_cache_dir`):
 
     python -m training.learning_curve --model default --dev ../shared/dev --jobs 1 \\
         --out build/learning_curve.md --plot docs/calibrate_curves.png
@@ -35,9 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from features.errors import InputError
-from training.choose import FOLDS, choose, subset
+from training.choose import FOLDS, subset
 from training.heads import MINUS_LENGTH, READINGS
-from training.heads_select import HeadFile, ScrambleCheck, group_taus, spearman
+from training.heads_select import HeadFile, ScrambleCheck, group_taus, members, spearman
+from training.start import Linear, calibrate_from, named_readings
 
 __all__ = [
     "CALIBRATE_SIZES",
@@ -56,24 +61,30 @@ __all__ = [
 SIZES = (25, 50, 100, 200)
 CALIBRATE_SIZES = (25, 50, 100, 200, 400, 800)
 MIN_HELD = 50
-CALIBRATED, GENERAL, GENRE = "calibrated", "general head", "genre head"
+MARGIN = 0.01  # "at least the held-out head": within this much of its mean rho
+CALIBRATED, START = "calibrated", "shipped head, held out"
+GENERAL, GENRE = "general head, in-sample", "genre head, in-sample"
 FIGURES = ("rho", "tau", "system")
+GAIN_SAMPLES = 200
+BEYOND = ", and above the held-out head beyond the interval"
 
 
 @dataclass(frozen=True)
 class Draw:
-    n: int  # outputs the head was chosen and fitted on
+    n: int  # outputs the head was calibrated on
     n_held: int  # outputs it was judged on
-    head: str  # the head chosen ("none": too few inputs, or none passed the scramble check)
-    shipped: bool  # `fluency calibrate` would have written it
+    head: str  # the head written
+    switched: bool  # it left the head it started from
     figures: dict[str, tuple[float, float, float]]  # column -> (rho, tau, system accuracy)
+    gains: tuple[float, ...]  # rho(calibrated) - rho(start) on draws of the held-out inputs
 
 
 @dataclass(frozen=True)
 class FileCurve:
     name: str
     genre: str
-    columns: tuple[str, ...]  # CALIBRATED first, then the shipped heads, then minus the length
+    start: str  # the head the calibration started from
+    columns: tuple[str, ...]  # CALIBRATED, START, the in-sample heads, minus the length
     draws: dict[int, list[Draw]]  # size -> its draws, for the sizes the file holds
     no_systems: str | None  # why it has no system-level figure (None: it has one)
 
@@ -82,6 +93,17 @@ class FileCurve:
         values = [d.figures[column][k] for d in self.draws[n] if column in d.figures]
         values = [v for v in values if not math.isnan(v)]
         return float(np.mean(values)) if values else math.nan
+
+    def gain_interval(self, n: int) -> tuple[float, float]:
+        """95% interval of the mean over draws of the calibrated head's gain in rho over the
+        head it started from (each draw's held-out inputs resampled, sample k of every draw
+        averaged)."""
+        g = np.array([d.gains for d in self.draws[n]], dtype=float).mean(axis=0)
+        g = g[np.isfinite(g)]
+        if not len(g):
+            return math.nan, math.nan
+        low, high = np.percentile(g, [2.5, 97.5])
+        return float(low), float(high)
 
 
 def shipped_columns(card: Mapping, file: HeadFile) -> dict[str, np.ndarray]:
@@ -122,8 +144,25 @@ def _judge(
     return out
 
 
+def _gains(mine: np.ndarray, theirs: np.ndarray, held: HeadFile, seed) -> tuple[float, ...]:
+    """rho(mine) - rho(theirs) on `GAIN_SAMPLES` draws of the held-out inputs."""
+    from training.switch import rhos
+
+    rng = np.random.default_rng(seed)
+    groups = members(held)
+    both = np.column_stack([mine, theirs])
+    out = []
+    for _ in range(GAIN_SAMPLES):
+        rows = np.concatenate([groups[k] for k in rng.integers(0, len(groups), len(groups))])
+        a, b = rhos(both[rows], held.human[rows])
+        out.append(round(float(a - b), 5))
+    return tuple(out)
+
+
 def file_curve(
     file: HeadFile,
+    start: Linear,
+    named: Sequence[Linear],
     references: Mapping[str, np.ndarray],
     readings: Sequence[str] = READINGS,
     *,
@@ -132,12 +171,13 @@ def file_curve(
     seed: int = 12345,
     folds: int = FOLDS,
     check: ScrambleCheck | None = None,
-    max_inputs: int = 4,
-    n_samples: int = 200,
+    max_inputs: int = 2,
+    n_samples: int = 1000,
     min_held: int = MIN_HELD,
 ) -> FileCurve:
-    """The learning curve of one file (module doc); `references`: {column: values over the
-    file} judged beside the calibrated head."""
+    """The learning curve of one file (module doc): calibrated from `start` among `named`
+    (`training.start.calibrate_from`), judged beside `start` and `references` ({column: values
+    over the file})."""
     from scorer.evidence.genres import NOT_SYSTEMS
     from scorer.evidence.system_level import skip_reason
 
@@ -145,58 +185,88 @@ def file_curve(
         raise InputError(f"draws must be at least 1, got {draws}")
     no_systems = skip_reason(file.systems, not_a_generator=NOT_SYSTEMS.get(file.name))
     inputs = list(dict.fromkeys(file.groups))
-    members: dict[str, list[int]] = {g: [] for g in inputs}
+    owned: dict[str, list[int]] = {g: [] for g in inputs}
     for i, g in enumerate(file.groups):
-        members[g].append(i)
+        owned[g].append(i)
+    start_values = start.predict(file.columns)
     out: dict[int, list[Draw]] = {}
     for d in range(draws):
         order = np.random.default_rng([seed, d]).permutation(len(inputs))
-        cumulative = np.cumsum([len(members[inputs[k]]) for k in order])
+        cumulative = np.cumsum([len(owned[inputs[k]]) for k in order])
         for n in sorted(set(sizes)):
             k = int(np.searchsorted(cumulative, n)) + 1  # inputs drawn to hold n outputs
             if k >= len(inputs) - 1 or len(file.human) - cumulative[k - 1] < min_held:
                 continue
-            train_rows = np.sort([i for j in order[:k] for i in members[inputs[j]]])
-            held_rows = np.sort([i for j in order[k:] for i in members[inputs[j]]])
+            train_rows = np.sort([i for j in order[:k] for i in owned[inputs[j]]])
+            held_rows = np.sort([i for j in order[k:] for i in owned[inputs[j]]])
             train, held = subset(file, train_rows), subset(file, held_rows)
-            columns: dict[str, np.ndarray] = {}
-            head, shipped = "none (one input)", False
-            if k >= 2:
-                choice = choose(
-                    [train],
-                    readings,
-                    folds=min(folds, k),
-                    check=check,
-                    max_inputs=max_inputs,
-                    n_samples=n_samples,
-                    seed=seed,
-                )
-                head, shipped = choice.label, choice.ships
-                if choice.fitted is not None:
-                    columns[CALIBRATED] = choice.fitted.predict(held)
+            outcome = calibrate_from(
+                [train],
+                start,
+                named,
+                readings,
+                folds=folds,
+                max_inputs=max_inputs,
+                check=check,
+                n_samples=n_samples,
+                seed=seed,
+            )
+            mine = outcome.head.predict(held.columns)
+            columns = {CALIBRATED: mine, START: start_values[held_rows]}
             columns |= {c: v[held_rows] for c, v in references.items()}
             columns[MINUS_LENGTH] = held.baselines[MINUS_LENGTH]
             figures = _judge(columns, held, no_systems is None)
+            gains = _gains(mine, columns[START], held, [seed, d, n])
             out.setdefault(n, []).append(
-                Draw(len(train_rows), len(held_rows), head, shipped, figures)
+                Draw(
+                    len(train_rows),
+                    len(held_rows),
+                    outcome.head.label,
+                    not outcome.kept,
+                    figures,
+                    gains,
+                )
             )
-    names = (CALIBRATED, *references, MINUS_LENGTH)
-    return FileCurve(file.name, file.genre, names, dict(sorted(out.items())), no_systems)
+    names = (CALIBRATED, START, *references, MINUS_LENGTH)
+    return FileCurve(
+        file.name, file.genre, start.label, names, dict(sorted(out.items())), no_systems
+    )
 
 
 def curves(
     files: Sequence[HeadFile],
     card: Mapping,
     readings: Sequence[str] = READINGS,
+    *,
+    only: Sequence[str] | None = None,
+    held_out: bool = True,
     **options,
 ) -> list[FileCurve]:
-    """`file_curve` of each file, beside the heads of the bundle whose card is `card`."""
+    """`file_curve` of each file (of `only`, where given), calibrated from the heads of the
+    bundle whose card is `card`: with `held_out`, each refitted without the file where it was
+    fitted on it (`training.shipped_held_out`), the shipped heads beside them in-sample."""
     from tqdm import tqdm
 
-    return [
-        file_curve(f, shipped_columns(card, f), readings, **options)
-        for f in tqdm(files, desc="learning curves", unit=" file")
-    ]
+    from training.shipped_held_out import held_out_heads, starting_head
+    from training.start import start_head
+
+    found = []
+    for f in tqdm([f for f in files if only is None or f.name in only], desc="learning curves",
+                  unit=" file"):  # fmt: skip
+        if held_out:
+            heads = held_out_heads(card, files, f.name)
+            picked = starting_head(heads, f.genre)
+            if picked is None:
+                raise InputError(f"{card.get('name')} has no head to start {f.name} from")
+            start = picked[1]
+            references = shipped_columns(card, f)
+        else:
+            heads = None
+            start = start_head(card, f.genre)[1]
+            references = {}
+        named = named_readings(card, readings, f.columns, heads=heads)
+        found.append(file_curve(f, start, named, references, readings, **options))
+    return found
 
 
 def _fmt(v: float) -> str:
@@ -205,61 +275,70 @@ def _fmt(v: float) -> str:
 
 def table(found: Sequence[FileCurve]) -> str:
     """Markdown: per file and size, each column's mean over draws of rho / tau (/ system-level
-    accuracy, where the file has it), how many outputs it was judged on, and how many draws'
-    heads `fluency calibrate` would have written."""
-    header = ["file", "genre", "ratings", "judged on", CALIBRATED, GENERAL, GENRE, "minus length"]
+    accuracy, where the file has it), how many outputs it was judged on, the calibrated head's
+    gain in rho over the head it started from with its 95% interval, and in how many draws it
+    left that head."""
+    order = (CALIBRATED, START, GENRE, GENERAL, MINUS_LENGTH)
+    header = ["file", "genre", "ratings", "judged on", *order, "gain in rho [95%]", "switched"]
     lines = [
         "mean over draws of Spearman rho / per-input Kendall tau / system-level pairwise "
-        "accuracy (files naming 6+ systems), on each file's inputs not drawn",
+        "accuracy (files naming 6+ systems), on each file's inputs not drawn; "
+        f"{START}: the head the calibration started from, refitted without the file",
         "",
-        "| " + " | ".join([*header, "head written"]) + " |",
-        "|---|---|---:|---:|---|---|---|---|---|",
+        "| " + " | ".join(header) + " |",
+        "|---|---|---:|---:|" + "---|" * (len(header) - 4),
     ]
     for c in found:
         figures = FIGURES if c.no_systems is None else FIGURES[:2]
         for n, draws in c.draws.items():
             cells = [c.name, c.genre, str(n), f"{np.mean([d.n_held for d in draws]):.0f}"]
-            for column in (CALIBRATED, GENERAL, GENRE, MINUS_LENGTH):
+            for column in order:
                 if column not in c.columns:
                     cells.append("–")
                     continue
                 cells.append(" / ".join(_fmt(c.mean(n, column, f)) for f in figures))
-            cells.append(f"{sum(d.shipped for d in draws)} of {len(draws)}")
+            gain = c.mean(n, CALIBRATED, "rho") - c.mean(n, START, "rho")
+            low, high = c.gain_interval(n)
+            cells.append(f"{gain:+.3f} [{low:+.3f}, {high:+.3f}]")
+            cells.append(f"{sum(d.switched for d in draws)} of {len(draws)}")
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def wins(found: Sequence[FileCurve], figure: str = "rho") -> str:
-    """Markdown: per size, on how many files the calibrated head's mean is above each other
-    column's (a file counts where both figures exist)."""
-    others = (GENERAL, GENRE, MINUS_LENGTH)
+    """Markdown: per size, on how many files the calibrated head's mean `figure` is at least
+    the held-out head it started from less `MARGIN`, above it beyond the gain's interval (rho),
+    and at least each in-sample shipped head less `MARGIN` (a file counts where both figures
+    exist)."""
     lines = [
-        f"files where the calibrated head's mean {figure} is above each column's",
+        f"files where the calibrated head's mean {figure} is at least each column's less "
+        f"{MARGIN}{BEYOND if figure == 'rho' else ''}",
         "",
-        "| ratings | " + " | ".join(others) + " | all of them |",
+        f"| ratings | at least the {START} | above it beyond the interval | at least the "
+        f"{GENRE} | at least the {GENERAL} |",
         "|---:|---|---|---|---|",
     ]
-    sizes = sorted({n for c in found for n in c.draws})
-    for n in sizes:
+    for n in sorted({n for c in found for n in c.draws}):
         cells = []
-        every, n_every = 0, 0
-        for column in (*others, None):
+        for column in (START, "beyond", GENRE, GENERAL):
             above = total = 0
             for c in found:
                 if n not in c.draws:
                     continue
                 mine = c.mean(n, CALIBRATED, figure)
-                theirs = [c.mean(n, o, figure) for o in ([column] if column else others)]
-                theirs = [t for t in theirs if not math.isnan(t)]
-                if math.isnan(mine) or not theirs:
+                if column == "beyond":
+                    if figure != "rho":
+                        continue
+                    total += 1
+                    above += c.gain_interval(n)[0] > 0
+                    continue
+                theirs = c.mean(n, column, figure) if column in c.columns else math.nan
+                if math.isnan(mine) or math.isnan(theirs):
                     continue
                 total += 1
-                above += mine > max(theirs)
-            if column is None:
-                every, n_every = above, total
-            else:
-                cells.append(f"{above} of {total}")
-        lines.append(f"| {n} | " + " | ".join(cells) + f" | {every} of {n_every} |")
+                above += mine >= theirs - MARGIN
+            cells.append(f"{above} of {total}" if total else "–")
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -282,8 +361,9 @@ def plot(found: Sequence[FileCurve], path: str | Path) -> None:
     fig = plt.figure(figsize=(width, 2.4 * nrows * 2 + 1.2), layout="constrained")
     styles = {
         CALIBRATED: {"color": "C0", "marker": "o"},
-        GENERAL: {"color": "C1", "linestyle": "--"},
+        START: {"color": "C3", "marker": "s", "markersize": 3},
         GENRE: {"color": "C2", "linestyle": "-."},
+        GENERAL: {"color": "C1", "linestyle": "--"},
         MINUS_LENGTH: {"color": "0.45", "linestyle": ":"},
     }
     for block, (figure, label) in zip(
@@ -352,7 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-words", type=int, default=40000, help="as training.heads")
     ap.add_argument("--scrambles", default="", help="real text for the scramble check")
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
-    ap.add_argument("--samples", type=int, default=200, help="bootstrap samples of a choice")
+    ap.add_argument("--samples", type=int, default=1000, help="bootstrap samples of a choice")
+    ap.add_argument("--max-inputs", type=int, default=2, help="fitted columns added at most")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--jobs", type=int, default=1, help="feature worker processes")
     ap.add_argument("--out", help="write the Markdown tables here as well")
@@ -360,8 +441,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", help="write every draw here")
     args = ap.parse_args(argv)
     (scorer,) = load_configured_all([args.model], from_env())
-    names = [f if f.endswith(".jsonl") or Path(f).is_file() else f"{f}.jsonl" for f in args.files]
-    paths = judgement_files(args.dev, names)
+    # Every file is read, the curves drawn for those named: a head is refitted without a file
+    # on the other files it was fitted on.
+    paths = judgement_files(args.dev, [])
+    only = [Path(f).stem for f in args.files] or None
     genres = genres_of([p.stem for p in paths], GENRES)
     readings = args.aggregate or list(READINGS)
     cut = {"max_outputs": args.max_outputs, "max_words": args.max_words, "seed": args.seed}
@@ -387,7 +470,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         draws=args.draws,
         seed=args.seed,
         check=check,
+        max_inputs=args.max_inputs,
         n_samples=args.samples,
+        only=only,
     )
     text = "\n\n".join([table(found), wins(found, "rho"), wins(found, "tau")])
     print(text)

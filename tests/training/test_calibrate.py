@@ -1,6 +1,7 @@
-"""`fluency calibrate`'s choice: folds of one dataset's inputs, the selection that chooses the
-shipped heads, a fitted head that loses to its best single input shipping that input, and a bundle
-that serves the head under its genre; and the shipped bundles it copies."""
+"""`fluency calibrate`'s choice: the rule that leaves the starting head only on evidence, on
+arrays and on synthetic ratings; folds of one dataset's inputs and the selection that chooses
+the shipped heads (`training.choose`, which `fluency benchmark --protocol lodo` calls); a bundle
+that serves a head under its genre; and the shipped bundles it copies."""
 
 from __future__ import annotations
 
@@ -11,9 +12,132 @@ import pytest
 
 from scorer.errors import InputError, ModelLoadError
 from scorer.evidence.benchmark_data import is_empty_output
-from training.calibrate import choose, input_folds, write_bundle
+from training.calibrate import write_bundle
+from training.choose import choose, input_folds
 from training.heads import MINUS_LENGTH, section
 from training.heads_select import HeadFile
+from training.start import Linear, calibrate_from, named_readings
+from training.switch import evidence, switch_to
+
+# -- the switch rule, on arrays ------------------------------------------------------------------
+
+
+def test_a_gain_clearly_above_zero_switches_and_none_does_when_gains_are_noise():
+    rng = np.random.default_rng(0)
+    sampled = rng.normal(size=(2000, 3)) * 0.05
+    gain = np.array([0.01, 0.30, 0.02])
+    chosen, low = switch_to(gain, sampled + gain)
+    assert chosen == 1 and low[1] > 0.15 and (low[[0, 2]] < 0).all()
+    chosen, low = switch_to(np.zeros(3), sampled)
+    assert chosen is None and (low < 0).all()
+    # Two candidates above zero: the larger gain wins.
+    chosen, _ = switch_to(np.array([0.4, 0.3, 0.0]), sampled + [0.4, 0.3, 0.0])
+    assert chosen == 0
+
+
+def test_the_bound_holds_for_every_candidate_tried_at_once():
+    # A gain of 2.2 standard errors is above zero at 95% for one candidate alone (1.96), not
+    # as the best of 50 independent ones: the largest of 50 noises passes 2.2 most of the time.
+    rng = np.random.default_rng(1)
+    noise = rng.normal(size=(4000, 50))
+    gain = np.zeros(50)
+    gain[7] = 2.2
+    alone, low_alone = switch_to(gain[[7]], noise[:, [7]] + 2.2)
+    assert alone == 0 and 0.1 < low_alone[0] < 0.4
+    chosen, low = switch_to(gain, noise + gain)
+    assert chosen is None and low[7] < 0
+    # A candidate that ties the start on every draw (the same ranking) is never taken.
+    chosen, low = switch_to(np.zeros(1), np.zeros((100, 1)))
+    assert chosen is None and low[0] == 0
+
+
+def test_ranks_down_columns_are_scipys_with_ties_averaged():
+    from scipy.stats import rankdata
+
+    from training.switch import ranks, rhos
+
+    X = np.random.default_rng(2).integers(0, 4, size=(40, 6)).astype(float)  # many ties
+    assert ranks(X) == pytest.approx(rankdata(X, axis=0))
+    human = X[:, 0] + np.arange(40) / 100
+    expected = [np.corrcoef(rankdata(X[:, k]), rankdata(human))[0, 1] for k in range(6)]
+    assert rhos(X, human) == pytest.approx(expected)
+    assert rhos(np.ones((5, 1)), np.arange(5.0))[0] == 0  # a constant orders nothing
+
+
+# -- the switch rule, on synthetic ratings -------------------------------------------------------
+
+
+def _rated(kind: str, seed: int = 5, n_groups: int = 25, per: int = 4) -> HeadFile:
+    """100 ratings of 25 inputs: people follow minus the length, or the shipped head (`gleu`),
+    or nothing at all."""
+    rng = np.random.default_rng(seed)
+    n = n_groups * per
+    length = rng.integers(5, 40, size=n).astype(float)
+    cols = {"gleu": rng.normal(size=n), "surface.v2/n_tokens": length, "x2": rng.normal(size=n)}
+    human = {
+        "length": -length / 10 + 0.5 * rng.normal(size=n),
+        "head": cols["gleu"] + 0.5 * rng.normal(size=n),
+        "noise": rng.normal(size=n),
+    }[kind]
+    columns = {"whole": cols, "sum": dict(cols)}
+    groups = [f"g{i // per}" for i in range(n)]
+    return HeadFile(kind, "mine", human, groups, columns, {MINUS_LENGTH: -length})
+
+
+SHIPPED = Linear("head mine", "head", "whole", ("gleu",), [0.4], 0.1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "head"),
+    [("length", "minus the length"), ("head", "head mine"), ("noise", "head mine")],
+)
+def test_the_starting_head_is_left_only_for_a_reading_people_follow(kind, head):
+    f = _rated(kind)
+    named = named_readings({"heads": {"mine": SHIPPED.section("mine")}}, ["whole", "sum"],
+                           f.columns)  # fmt: skip
+    assert [h.label for h in named] == [
+        "head mine",
+        "minus the length",
+        "the GLEU score (whole)",
+        "the GLEU score (sum)",
+    ]
+    outcome = calibrate_from([f], SHIPPED, named, ["whole", "sum"], max_inputs=1, n_samples=400)
+    assert outcome.head.label == head
+    assert outcome.kept is (head == "head mine")
+    (_, first), (_, fitted) = outcome.rounds
+    assert first.labels == ("minus the length", "the GLEU score (whole)", "the GLEU score (sum)")
+    if kind == "length":
+        assert first.chosen == 0 and first.low[0] > 0
+        assert outcome.notes[0].startswith("named readings: minus the length gained +")
+        # Written on the ratings' scale: z-normalised, a longer output scored lower.
+        values = outcome.head.predict(f.columns)
+        assert np.corrcoef(values, f.target)[0, 1] > 0.8
+        assert outcome.head.coef[0] < 0 and abs(values.mean()) < 0.05
+    else:
+        assert first.chosen is None and fitted.chosen is None
+        assert outcome.notes[0].startswith("named readings: none of 3 gained above zero at 95%")
+        assert outcome.head is SHIPPED  # written as the bundle has it
+    # Fitted candidates are judged in folds: the head in hand plus a column, and each column.
+    assert "x2 (whole)" in fitted.labels and f"{outcome.head.label} + x2" in fitted.labels
+
+
+def test_the_gain_is_judged_on_draws_of_inputs_for_every_candidate_at_once():
+    f = _rated("length")
+    start = {f.name: f.columns["whole"]["gleu"]}
+    minus = {f.name: -f.columns["whole"]["surface.v2/n_tokens"]}
+    ev = evidence(start, {"minus": minus, "same": start}, [f], n_samples=300)
+    assert ev.chosen == 0 and ev.gain[1] == 0 and ev.low[1] == 0
+    # Without inputs (every output its own), the same rule reads rho alone.
+    from training.heads_select import spearman
+
+    alone = HeadFile(f.name, "mine", f.human, [str(i) for i in range(len(f.human))], f.columns)
+    ev = evidence(start, {"minus": minus}, [alone], n_samples=300)
+    assert ev.point[0] == pytest.approx(spearman(minus[f.name], f.human))
+    assert ev.start == pytest.approx(spearman(start[f.name], f.human))
+    assert ev.chosen == 0
+
+
+# -- the selection that chose the shipped heads (training.choose) --------------------------------
 
 
 def _file(name, rng, *, n_groups=40, per=4, genre="mine", noise=0.5):

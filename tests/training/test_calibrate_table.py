@@ -15,6 +15,7 @@ from training.heads import MINUS_LENGTH, text_columns
 from training.heads_select import HeadFile
 from training.judged_table import read_table
 from training.learning_curve import file_curve, plot, shipped_columns, table, wins
+from training.start import Linear
 
 SENTENCES = [
     "The hotel is near the station.",
@@ -188,7 +189,7 @@ def _follows_x2(n_groups: int, per: int, seed: int, n_systems: int = 0) -> HeadF
     rng = np.random.default_rng(seed)
     n = n_groups * per
     x2 = rng.normal(size=n)
-    cols = {"gleu": rng.normal(size=n), "x2": x2}
+    cols = {"gleu": rng.normal(size=n), "x2": x2, "surface.v2/n_tokens": rng.normal(size=n)}
     systems = [f"s{i % n_systems}" for i in range(n)] if n_systems else []
     return HeadFile(
         f"d{seed}",
@@ -196,42 +197,56 @@ def _follows_x2(n_groups: int, per: int, seed: int, n_systems: int = 0) -> HeadF
         x2 + 0.3 * rng.normal(size=n),
         [f"g{i // per}" for i in range(n)],
         {"whole": cols},
-        {MINUS_LENGTH: rng.normal(size=n)},
+        {MINUS_LENGTH: -cols["surface.v2/n_tokens"]},
         systems,
     )
 
 
+GLEU_HEAD = Linear("head mine", "head", "whole", ("gleu",), [1.0], 0.0)
+X2_HEAD = Linear("head other", "head", "whole", ("x2",), [0.5], 0.0)
+
+
 def test_learning_curve_draws_whole_inputs_and_judges_on_the_rest(tmp_path):
     f = _follows_x2(100, 3, seed=1, n_systems=8)
-    general = f.columns["whole"]["gleu"]
-    curve = file_curve(f, {"general head": general}, ["whole"], sizes=(25, 50, 240, 290), draws=2)
+    curve = file_curve(
+        f, GLEU_HEAD, [X2_HEAD], {}, ["whole"], sizes=(25, 50, 240, 290), draws=2,
+        n_samples=200, max_inputs=0,
+    )  # fmt: skip
     # 300 outputs: 240 leaves 60 to judge on; 290 would leave fewer than 50.
     assert list(curve.draws) == [25, 50, 240]
-    assert curve.columns == ("calibrated", "general head", MINUS_LENGTH)
+    assert curve.columns == ("calibrated", "shipped head, held out", MINUS_LENGTH)
     for n, draws in curve.draws.items():
         assert len(draws) == 2
         for d in draws:
             assert n <= d.n < n + 3 and d.n + d.n_held == 300  # whole inputs of 3 outputs
-            assert d.head == "x2 (whole)" and d.shipped
             assert set(d.figures) == set(curve.columns)
-    # People follow x2: fitted on 50 ratings the head agrees with them, the GLEU score does not,
-    # per text, within inputs and per system (8 systems).
+    # People follow x2, which another head of the bundle reads: from 50 ratings on, every draw
+    # leaves the head it started from (the GLEU score) for it, per text, within inputs and per
+    # system (8 systems), and gains beyond the interval.
+    assert all(d.head == "head other" and d.switched for n in (50, 240) for d in curve.draws[n])
     assert curve.no_systems is None
     assert curve.mean(50, "calibrated", "rho") > 0.9
-    assert abs(curve.mean(50, "general head", "rho")) < 0.2
+    assert abs(curve.mean(50, "shipped head, held out", "rho")) < 0.2
     assert curve.mean(50, "calibrated", "tau") > 0.7
-    assert curve.mean(240, "calibrated", "system") > curve.mean(240, "general head", "system")
+    assert curve.gain_interval(50)[0] > 0.6
+    assert curve.mean(240, "calibrated", "system") > curve.mean(240, "shipped head, held out",
+                                                                "system")  # fmt: skip
     text = table([curve])
-    assert "| d1 | mine | 25 | 273 | 0.9" in text  # 9 inputs of 3 drawn
+    assert "| d1 | mine | 25 | 273 | " in text  # 9 inputs of 3 drawn
     assert text.splitlines()[-1].endswith(" | 2 of 2 |")
-    assert "| 50 | 1 of 1 | 0 of 0 | 1 of 1 | 1 of 1 |" in wins([curve])
-    other = file_curve(_follows_x2(60, 2, seed=2), {}, ["whole"], draws=1)
+    assert "| 50 | 1 of 1 | 1 of 1 | – | – |" in wins([curve])
+    other = file_curve(_follows_x2(60, 2, seed=2), GLEU_HEAD, [], {}, ["whole"], draws=1,
+                       n_samples=200)  # fmt: skip
     plot([curve, other], tmp_path / "c.png")
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    # No system named: no system-level figure, and the reason.
-    plain = file_curve(_follows_x2(40, 3, seed=3), {}, ["whole"], sizes=(25,), draws=1)
+    # People follow nothing: the start stays, judged equal to itself.
+    noise = _follows_x2(40, 3, seed=3)
+    noise.human = np.random.default_rng(9).normal(size=len(noise.human))
+    plain = file_curve(noise, GLEU_HEAD, [X2_HEAD], {}, ["whole"], sizes=(25,), draws=1,
+                       n_samples=300, max_inputs=0)  # fmt: skip
     assert plain.no_systems == "its outputs name no system"
     assert np.isnan(plain.mean(25, "calibrated", "system"))
+    assert not plain.draws[25][0].switched and plain.gain_interval(25) == (0.0, 0.0)
 
 
 def test_shipped_heads_are_applied_as_the_service_applies_them():
@@ -245,9 +260,33 @@ def test_shipped_heads_are_applied_as_the_service_applies_them():
     columns.pop("length")
     f = HeadFile("x", genre, np.zeros(len(texts)), texts, columns)
     found = shipped_columns(served.card, f)
-    assert set(found) == {"general head", "genre head"}
-    assert found["general head"] == pytest.approx(served.score(texts, genre="general"))
-    assert found["genre head"] == pytest.approx(served.score(texts, genre=genre))
+    assert set(found) == {"general head, in-sample", "genre head, in-sample"}
+    assert found["general head, in-sample"] == pytest.approx(served.score(texts, genre="general"))
+    assert found["genre head, in-sample"] == pytest.approx(served.score(texts, genre=genre))
+    # The same heads as `training.start` reads them, from the card's sections.
+    general = Linear.from_section("general", served.card["heads"]["general"])
+    assert general.predict(columns) == pytest.approx(found["general head, in-sample"])
+
+
+def test_a_head_fitted_on_a_file_is_refitted_without_it():
+    from training.heads_select import fit_head
+    from training.shipped_held_out import held_out_heads, starting_head
+
+    files = [_follows_x2(30, 3, seed=s) for s in (1, 2, 3)]
+    on_all = fit_head(files, "whole", ["gleu", "x2"])
+    sec = Linear("x", "head", "whole", ("gleu", "x2"), on_all.coef, on_all.intercept).section(
+        "mine", files={f.name: len(f.human) for f in files}
+    )
+    other = GLEU_HEAD.section("other", files={"elsewhere": 10})
+    card = {"heads": {"mine": sec, "other": other}}
+    heads = held_out_heads(card, files, "d1")
+    without = fit_head(files[1:], "whole", ["gleu", "x2"])
+    assert heads["mine"].coef == pytest.approx(without.coef)
+    assert heads["mine"].coef != pytest.approx(on_all.coef)
+    assert heads["mine"].label == "head mine, without d1"
+    assert heads["other"].coef == pytest.approx(GLEU_HEAD.coef)  # it never saw d1
+    assert starting_head(heads, "mine")[0] == "mine"
+    assert starting_head(heads, "poetry") is None  # no general head either
 
 
 # -- the whole command, with the real default model ---------------------------------------------
@@ -263,25 +302,32 @@ def test_calibrate_writes_a_bundle_that_serves_the_genre(tmp_path, capsys, monke
     argv += ["--score-column", "rating", "--group-column", "input", "--genre", "reviews"]
     argv += ["--cache", str(tmp_path / "rows"), "--out", str(models / "mine")]
     assert main(argv) == 0
-    out, err = capsys.readouterr()
-    assert "fluency: note: one dataset: the head is chosen on 5 folds of its inputs" in err
-    assert "## reviews: shipped" in out
-    assert "held out: 5 folds of the inputs of mine" in out
+    out = capsys.readouterr().out
+    # A genre the default lacks starts from its general head, which already scores each
+    # sentence above its shuffle as these raters do: nothing beats it, and it is written.
+    assert "started from default's general head (default has no head for reviews)" in out
+    assert "### named readings, each whole, no fit: " in out
+    assert "- named readings: none of " in out and "gained above zero at 95%" in out
+    assert "nothing beat the starting head: reviews is head general, as the bundle has it" in out
     assert f"wrote {models / 'mine'}: genre reviews: " in out
 
     card = json.loads((models / "mine" / "card.json").read_text())
     head = card["heads"]["reviews"]
-    assert head["files"] == {"mine": 28} and head["inputs"][0] == "gleu"
+    general = load_scorer("default").card["heads"]["general"]
+    assert head["inputs"] == general["inputs"] and head["linear"] == general["linear"]
+    assert head["files"] == {"mine": 28}
     assert "--genre reviews" in head["command"] and "--score-column rating" in head["command"]
-    assert card["heads_report"]["reviews"]["decision"].startswith("shipped")
+    assert card["heads_report"]["reviews"]["decision"].startswith(
+        "shipped: kept the starting head, head general"
+    )
     served = load_scorer(models / "mine", models_dir=models)
     texts = [r["output"] for r in _rows()]
     scores = served.score(texts, genre="reviews")
-    real, shuffled = scores[::2], scores[1::2]
-    assert np.mean(real) - np.mean(shuffled) > 1.0  # on people's scale, z-normalised
-    assert served.score(texts, genre="general") == pytest.approx(
-        load_scorer("default").score(texts, genre="general")
-    )  # the bundle's own heads are kept
+    real, shuffled = np.array(scores[::2]), np.array(scores[1::2])
+    assert (real > shuffled).all()
+    default = load_scorer("default").score(texts, genre="general")
+    assert scores == pytest.approx(default)  # the head the user had, under the new name
+    assert served.score(texts, genre="general") == pytest.approx(default)  # and still there
 
     # The genre is served by name, in the CLI and in the service.
     lines = tmp_path / "two.txt"
@@ -296,23 +342,32 @@ def test_calibrate_writes_a_bundle_that_serves_the_genre(tmp_path, capsys, monke
     assert [s["fluency"] for s in answer["scores"]] == pytest.approx(scores[:2])
 
 
-def test_no_bundle_is_written_when_the_head_does_not_beat_minus_the_length(tmp_path, capsys):
+def test_raters_who_follow_the_length_get_minus_the_length(tmp_path, capsys):
     # People here rate the shorter output higher, whatever it reads like, by exactly the token
-    # count minus the length reads: a head can at best match it, and is not written.
+    # count: the starting head (the MT head, by --from) ranks each sentence above its shorter
+    # shuffle, and minus the length, a named reading, is taken on the evidence.
     from scorer.scoring import load_scorer
 
     texts = [r["output"] for r in _rows()]
     length = text_columns(load_scorer("default"), texts, ["whole"])["length"]["n_tokens"]
     rows = [{**r, "rating": -n} for r, n in zip(_rows(), length, strict=True)]
     path = _csv(tmp_path / "short.csv", rows)
-    argv = ["calibrate", "--judgements", path, "--text-column", "output"]
-    argv += ["--score-column", "rating", "--group-column", "input"]
-    argv += ["--cache", str(tmp_path / "rows"), "--out", str(tmp_path / "models" / "short")]
-    assert main(argv) == 1
-    out, err = capsys.readouterr()
-    assert "fluency: no head written: not shipped: held out, it does not beat minus length" in err
-    assert "## short: not shipped" in out
-    assert not (tmp_path / "models" / "short").exists()
+    out_dir = tmp_path / "models" / "short"
+    argv = ["calibrate", "--judgements", path, "--text-column", "output", "--from", "mt"]
+    argv += ["--score-column", "rating", "--group-column", "input", "--max-inputs", "0"]
+    argv += ["--cache", str(tmp_path / "rows"), "--out", str(out_dir)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "started from the head --from names, mt: head mt" in out
+    assert "| minus the length (taken) |" in out
+    assert "- named readings: minus the length gained +" in out
+    served = load_scorer(out_dir, models_dir=tmp_path / "models")
+    scores = np.array(served.score(texts, genre="short"))
+    assert np.corrcoef(scores, -length)[0, 1] == pytest.approx(1.0)
+    assert served.card["heads"]["short"]["started_from"] == "the head --from names, mt"
+    argv[argv.index("mt")] = "poetry"
+    assert main(argv) == 2
+    assert "--from 'poetry': default has no head of that name" in capsys.readouterr().err
 
 
 def _sfhot_csv(shared_dir, path, n_inputs: int | None = None) -> int:
@@ -343,6 +398,7 @@ def test_three_hundred_ratings_of_one_system_with_a_learning_curve(shared_dir, t
     rows = [r for r in out[out.index("| file |") :].splitlines() if r.startswith("| hotels")]
     # 300 ratings: 25, 50, 100 and 200 leave 50 or more to judge on; 400 and 800 do not.
     assert [r.split(" | ")[2] for r in rows] == ["25", "50", "100", "200"]
-    assert all(len(r.split(" | ")) == 9 for r in rows)  # calibrated, general, genre, length
+    # calibrated, the head it started from, two in-sample heads, minus the length, the gain
+    assert all(len(r.split(" | ")) == 11 for r in rows)
     assert png.stat().st_size > 10_000
     assert 280 <= n <= 320
