@@ -31,7 +31,8 @@ def test_a_gain_clearly_above_zero_switches_and_none_does_when_gains_are_noise()
     chosen, low = switch_to(np.zeros(3), sampled)
     assert chosen is None and (low < 0).all()
     # Two candidates above zero: the larger gain wins.
-    chosen, _ = switch_to(np.array([0.4, 0.3, 0.0]), sampled + [0.4, 0.3, 0.0])
+    two = np.array([0.4, 0.3, 0.0])
+    chosen, _ = switch_to(two, sampled + two)
     assert chosen == 0
 
 
