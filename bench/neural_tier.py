@@ -11,6 +11,11 @@
      `Llama.eval` with every position's logits kept (`bench/neural_lm.py`, how the model was
      first measured), and 0.11.0's `neural.v1` path (`llama_decode` in steps of 128 tokens,
      logits read a step at a time), the faster of the two;
+   - the same, one text a pass, with the states (`neural.v2` and `neural_states.v1` from the
+     same passes: the graph as installed), against `neural.v2` alone on a graph of the
+     log-probabilities alone, cut from the installed one in this run (`onnx.utils.
+     extract_model`, then ONNX Runtime's CPU optimisations as the export saves them): what the
+     states cost, in time, memory and cold start, and that the log-probabilities are the same;
    - ratios to each, the largest difference between a text's summed log-probability packed
      and alone (the batch-independence the extractor promises: 0), and how far the runtimes'
      sums are apart (the same weights; activations are rounded differently);
@@ -41,13 +46,50 @@ _STATE: dict = {}
 _STEP = 128  # neural.v1's tokens a llama_decode call
 
 
-def _load_tier() -> None:
+def _load_tier(folder: str | None = None) -> None:
     from features.resources import Resources, one_thread_per_process
 
     one_thread_per_process()
     from features.neural_lm import load_neural
 
-    _STATE["lm"] = load_neural(Resources())
+    _STATE["lm"] = load_neural(Resources(neural_onnx_dir=folder))
+
+
+def _with_states(texts: list[str]) -> list[float]:
+    """Each text's summed log-probability, its pooled states read from the same pass (one
+    text a pass), as `neural.v2` and `neural_states.v1` extract them together."""
+    from features.neural_lm import _scored
+
+    lm = _STATE["lm"]
+    return [float(lp.sum()) for lp, _ in _scored(lm, [lm.tokenize(t) for t in texts])]
+
+
+def logprobs_only(folder: Path) -> Path:
+    """`folder` made a copy of the installed export whose graphs return the log-probabilities
+    alone (the graph before the states): the plain graph cut to that output, its CPU form
+    optimised as `fluency export-neural` saves it."""
+    import json
+    import shutil
+
+    import onnx.utils
+
+    from features.resources import NEURAL_ONNX_CPU_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
+    from training.neural_export import EXPORT_CARD, TOKENIZER_FILE, optimise_for_cpu
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(NEURAL_ONNX_DIR / TOKENIZER_FILE, folder / TOKENIZER_FILE)
+    onnx.utils.extract_model(
+        str(NEURAL_ONNX_DIR / NEURAL_ONNX_FILE),
+        str(folder / NEURAL_ONNX_FILE),
+        ["input_ids", "attention_mask"],
+        ["logprobs"],
+    )
+    card = json.loads((NEURAL_ONNX_DIR / EXPORT_CARD).read_text())
+    card.pop("outputs", None)
+    cpu = optimise_for_cpu(folder / NEURAL_ONNX_FILE, folder / NEURAL_ONNX_CPU_FILE)
+    card["cpu_graph"] = {**card.get("cpu_graph", {}), **cpu}
+    (folder / EXPORT_CARD).write_text(json.dumps(card))
+    return folder
 
 
 def _tier(texts: list[str], budget: int | None = None) -> list[float]:
@@ -165,6 +207,9 @@ if sys.argv[2:] == ["plain"]:  # the plain graph, optimised at load
     import features.neural_lm as neural
     neural._graph = lambda ort, folder, card, device, options: folder / neural.NEURAL_ONNX_FILE
 from scorer import load_scorer
+if sys.argv[2:3] == ["folder"]:  # another export folder (the graph without the states)
+    import features.neural_lm as neural
+    neural.NEURAL_ONNX_DIR = __import__("pathlib").Path(sys.argv[3])
 load_scorer(sys.argv[1]).score(["The committee will meet again next week."])
 print(time.perf_counter() - start)
 """
@@ -179,14 +224,19 @@ def main() -> None:
     ap.add_argument("--cold-only", action="store_true", help="only the cold starts")
     args = ap.parse_args()
     print(machine())
+    import tempfile
+
+    tmp = tempfile.TemporaryDirectory()
+    without = logprobs_only(Path(tmp.name) / "logprobs-only")
     if not args.cold_only:
-        _rates(args)
+        _rates(args, without)
     print(f"\ncold start, seconds to a first score ({args.cold_runs} fresh processes each):")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cases = {
         "default": ("default",),
         "neural": ("neural",),
         "neural, plain graph": ("neural", "plain"),
+        "neural, no states": ("neural", "folder", str(without)),
     }
     runs: dict[str, list[float]] = {case: [] for case in cases}
     for _ in range(args.cold_runs):  # alternated: the machine's speed drifts
@@ -200,7 +250,7 @@ def main() -> None:
         )
 
 
-def _rates(args) -> None:
+def _rates(args, without: Path) -> None:
     import importlib.util
 
     import numpy as np
@@ -212,9 +262,13 @@ def _rates(args) -> None:
         f"{len(texts)} texts (mean {words:.1f} words), {args.jobs} processes x 1 thread; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    from functools import partial
+
     paths = {
         "neural.v2 (ONNX Runtime, packed)": (_load_tier, _tier),
         "neural.v2, one text a pass": (_load_tier, _tier_alone),
+        "neural.v2 + states, one a pass": (_load_tier, _with_states),
+        "neural.v2, graph without states": (partial(_load_tier, str(without)), _tier_alone),
     }
     if importlib.util.find_spec("llama_cpp"):
         paths["llama.cpp, Llama.eval loop"] = (_load_plain, _plain)
@@ -237,6 +291,15 @@ def _rates(args) -> None:
             f"{results[next(iter(results))][0] / rate:11.2f} {gap.max():19.2e} nats "
             f"{np.median(gap):7.3f} {rho:8.5f}  {mem}"
         )
+    states, plain = (
+        results["neural.v2 + states, one a pass"],
+        results["neural.v2, graph without states"],
+    )
+    print(
+        f"the states' cost: x{plain[0] / states[0]:.3f} the time a text of neural.v2 alone "
+        f"(the graph without states, same run); sums apart by at most "
+        f"{np.abs(np.array(states[1]) - np.array(plain[1])).max():.2e} nats"
+    )
     if llama:
         for name in list(results)[:2]:
             print(f"{name} over the faster llama.cpp loop: x{results[name][0] / max(llama):.2f}")

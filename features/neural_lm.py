@@ -40,8 +40,9 @@ import json
 import logging
 import math
 import os
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ __all__ = [
     "load_neural",
     "neural_events",
     "neural_features",
+    "neural_state_features",
+    "pooled_states",
     "score_tokens",
     "token_logprobs",
 ]
@@ -75,6 +78,14 @@ CONTEXT = 512  # tokens a pass holds (the export's longest); a text longer is sc
 # largest tensor is [texts, length, 49,152] float32, 192 KiB a token: 256 keep it under 50 MiB.
 _BATCH_TOKENS = 256
 _GGUF, _UNIGRAMS = ARTEFACTS["neural"]
+HIDDEN = 576  # SmolLM2-135M's hidden size
+# How a text's token states are pooled (`_pool`): their mean, and the mean of the last tokens.
+POOLINGS = ("mean", "last")
+LAST_TOKENS = 4
+# The states `neural_states.v1` yields: the layer and pooling training/state_head.py chose held
+# out (docs/model.md, "A learned head on SmolLM2's states").
+STATE_LAYER, STATE_POOLING = 16, "mean"
+REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
     "the neural tier needs onnxruntime, tokenizers, the SmolLM2 weights and the ONNX graph made "
     "from them: make install-neural (pip install -e '.[neural,neural-export]' && "
@@ -93,6 +104,9 @@ class NeuralLM:
     bos: int
     threads: int
     device: str
+    layers: tuple[int, ...] = ()  # the layers whose hidden states the graph returns
+    # The last batch's passes, by thread: the extractors of one batch read them (`_scored`).
+    recent: Any = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
     def budget(self) -> int:
@@ -217,7 +231,26 @@ def load_neural(resources) -> NeuralLM:
             "another tokenizer; remake it with fluency train-neural-unigrams"
         )
     log.info("SmolLM2-135M loaded from %s: %d thread(s), %s", folder, threads, device)
-    return NeuralLM(session, tokenizer, unigrams, n_vocab, int(card["bos"]), threads, device)
+    hidden = (card.get("outputs") or {}).get("hidden") or {}
+    layers = tuple(int(k) for k in hidden.get("layers", ()))
+    if layers and len(session.get_outputs()) < 2:
+        raise ModelLoadError(f"{folder}: export.json names states the graph lacks: {REEXPORT}")
+    return NeuralLM(
+        session, tokenizer, unigrams, n_vocab, int(card["bos"]), threads, device, layers
+    )
+
+
+def _scored(lm: NeuralLM, token_lists: Sequence[list[int]]):
+    """`_passes` of the token lists, read from this thread's last batch when it held every one
+    of them: the extractors of one batch (`neural.v2`, `neural_states.v1`) share its passes.
+    Only the last batch is kept, so memory stays that of one batch."""
+    keys = [tuple(t) for t in token_lists]
+    memo = getattr(lm.recent, "batch", None) or {}
+    if all(k in memo for k in keys):
+        return [memo[k] for k in keys]
+    found = _passes(lm, token_lists)
+    lm.recent.batch = dict(zip(keys, found, strict=True))
+    return found
 
 
 def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
@@ -233,9 +266,10 @@ def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
     return groups
 
 
-def _pass(lm: NeuralLM, sequences: list[list[int]]) -> list:
-    """Each sequence's token log-probabilities after its first token, from one right-padded
-    pass (natural log, float64)."""
+def _pass(lm: NeuralLM, sequences: list[list[int]]) -> list[tuple]:
+    """Each sequence's token log-probabilities after its first token (natural log, float64)
+    and, when the graph returns them, the hidden states of its tokens after the first
+    ([tokens, layers, hidden] float32; else None), from one right-padded pass."""
     import numpy as np
 
     width = max(map(len, sequences))
@@ -243,15 +277,21 @@ def _pass(lm: NeuralLM, sequences: list[list[int]]) -> list:
     mask = np.zeros_like(ids)
     for row, seq in enumerate(sequences):
         ids[row, : len(seq)], mask[row, : len(seq)] = seq, 1
-    out = lm.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-    return [out[row, : len(seq) - 1].astype(np.float64) for row, seq in enumerate(sequences)]
+    out = lm.session.run(None, {"input_ids": ids, "attention_mask": mask})
+    hidden = out[1] if len(out) > 1 else None
+    return [
+        (
+            out[0][row, : len(seq) - 1].astype(np.float64),
+            None if hidden is None else hidden[row, 1 : len(seq)],
+        )
+        for row, seq in enumerate(sequences)
+    ]
 
 
-def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None = None):
-    """Each token list's natural-log probabilities, each token given the beginning-of-text token
-    and the tokens before it (pieces of `CONTEXT` - 1 tokens, each after its own beginning-of-
-    text token, for lists longer than that); lists of similar length share a pass of at most
-    `budget` padded tokens (default `lm.budget`)."""
+def _passes(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None = None):
+    """Each token list's (log-probabilities, pooled states or None) (`score_tokens`): the
+    pooled states `[layers, len(POOLINGS), hidden]` float32 over the list's own tokens only,
+    never the beginning-of-text token nor padding, so a text's are the same alone or packed."""
     import numpy as np
 
     budget = lm.budget if budget is None else budget
@@ -261,14 +301,55 @@ def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | N
         for k, t in enumerate(token_lists)
         for i in range(0, len(t), size)
     ]
-    logprobs: list = [None] * len(pieces)
+    results: list = [None] * len(pieces)
     for group in _groups([len(seq) for _, seq in pieces], budget):
         for i, values in zip(group, _pass(lm, [pieces[i][1] for i in group]), strict=True):
-            logprobs[i] = values
-    out: list[list] = [[] for _ in token_lists]
-    for (k, _), values in zip(pieces, logprobs, strict=True):
-        out[k].append(values)
-    return [np.concatenate(parts) if parts else np.zeros(0) for parts in out]
+            results[i] = values
+    parts: list[list] = [[] for _ in token_lists]
+    for (k, _), values in zip(pieces, results, strict=True):
+        parts[k].append(values)
+    out = []
+    for found in parts:
+        logprobs = np.concatenate([p[0] for p in found]) if found else np.zeros(0)
+        states = None
+        if found and found[0][1] is not None:
+            states = _pool(np.concatenate([p[1] for p in found]))
+        out.append((logprobs, states))
+    return out
+
+
+def _pool(states):
+    """[layers, len(POOLINGS), hidden] float32 of one text's token states [tokens, layers,
+    hidden]: their mean, and the mean of the last `LAST_TOKENS` (all of a shorter text)."""
+    import numpy as np
+
+    values = states.astype(np.float64)
+    return np.stack([values.mean(0), values[-LAST_TOKENS:].mean(0)], axis=1).astype(np.float32)
+
+
+def score_tokens(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None = None):
+    """Each token list's natural-log probabilities, each token given the beginning-of-text token
+    and the tokens before it (pieces of `CONTEXT` - 1 tokens, each after its own beginning-of-
+    text token, for lists longer than that); lists of similar length share a pass of at most
+    `budget` padded tokens (default `lm.budget`)."""
+    return [logprobs for logprobs, _ in _passes(lm, token_lists, budget)]
+
+
+def pooled_states(lm: NeuralLM, texts: Sequence[str]):
+    """(states, logprob sums, token counts) of texts read whole, from the same passes: states
+    [texts, layers, len(POOLINGS), hidden] float32, each text's hidden states after each of the
+    graph's layers (`lm.layers`) pooled over its own tokens (`_pool`; zeros for a text of no
+    tokens). What training/state_head.py chooses the layer and pooling from."""
+    import numpy as np
+
+    if not lm.layers:
+        raise ModelLoadError(f"the ONNX graph returns no hidden states: {REEXPORT}")
+    tokens = [lm.tokenize(t) for t in texts]
+    found = _scored(lm, tokens)
+    empty = np.zeros((len(lm.layers), len(POOLINGS), HIDDEN), np.float32)
+    states = np.stack([empty if s is None else s for _, s in found]) if found else empty[None][:0]
+    sums = np.array([float(lp.sum()) for lp, _ in found])
+    return states, sums, np.array([len(t) for t in tokens], dtype=float)
 
 
 def token_logprobs(lm: NeuralLM, text: str) -> tuple[list[int], Any]:
@@ -309,8 +390,30 @@ def neural_features(sentences: Sequence[Sentence], resources) -> list[dict[str, 
     """
     lm = resources.get("neural", load_neural)
     tokens = [lm.tokenize(s.text) for s in sentences]
-    scored = score_tokens(lm, tokens)
+    scored = [logprobs for logprobs, _ in _scored(lm, tokens)]
     return [_summary(lm, s.text, t, lp) for s, t, lp in zip(sentences, tokens, scored, strict=True)]
+
+
+STATE_NAMES = tuple(f"h{i:03d}" for i in range(HIDDEN))
+
+
+@feature("neural_states.v1", names=STATE_NAMES, requires=("neural",))
+def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict[str, float]]:
+    """SmolLM2-135M's hidden state after layer `STATE_LAYER` of 30, averaged over the text's
+    tokens (`STATE_POOLING`): 576 numbers a text (0 for a text of no tokens), from the same
+    passes as `neural.v2`'s log-probabilities. No fluency reading of its own: a learned head
+    (training/state_head.py) weighs them against people's ratings."""
+    lm = resources.get("neural", load_neural)
+    if STATE_LAYER not in lm.layers:
+        raise ModelLoadError(f"the ONNX graph returns no states of layer {STATE_LAYER}: {REEXPORT}")
+    at = (lm.layers.index(STATE_LAYER), POOLINGS.index(STATE_POOLING))
+    found = _scored(lm, [lm.tokenize(s.text) for s in sentences])
+    return [
+        dict.fromkeys(STATE_NAMES, 0.0)
+        if states is None
+        else dict(zip(STATE_NAMES, states[at].astype(float).tolist(), strict=True))
+        for _, states in found
+    ]
 
 
 @dataclass(frozen=True)
@@ -349,7 +452,7 @@ def neural_events(sentences: Sequence[Sentence], resources) -> list[tuple[dict, 
     lm = resources.get("neural", load_neural)
     encodings = [lm.encode(s.text) for s in sentences]
     tokens = [list(e.ids) for e in encodings]
-    scored = score_tokens(lm, tokens)
+    scored = [logprobs for logprobs, _ in _scored(lm, tokens)]
     out = []
     for s, enc, toks, logprobs in zip(sentences, encodings, tokens, scored, strict=True):
         row = _summary(lm, s.text, toks, logprobs)

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,29 +109,39 @@ class FeatureCache:
     """Rows of texts already seen, least recently used out first, at most `size` (0: none).
 
     Not functools.lru_cache: hits must be found before parsing, for a whole batch, and the
-    misses computed together. Thread-safe (a gthread worker's cheap requests read it too)."""
+    misses computed together. Thread-safe (a gthread worker's cheap requests read it too).
+    A row is kept as its values in an `array` of doubles beside its column names, shared by
+    every row of the same columns: the same floats back, in a fraction of a dict's memory (a
+    row of the neural tier's 616 columns: 5.2 KiB against 27 KiB as a dict of floats)."""
 
     def __init__(self, size: int):
         self.size = max(0, int(size))
-        self._rows: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self._rows: OrderedDict[str, tuple[tuple[str, ...], array]] = OrderedDict()
+        self._columns: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
     def get(self, text: str) -> dict[str, float] | None:
         with self._lock:
-            row = self._rows.get(text)
-            if row is None:
+            found = self._rows.get(text)
+            if found is None:
                 self.misses += 1
                 return None
             self._rows.move_to_end(text)
             self.hits += 1
-            return dict(row)
+        columns, values = found
+        return dict(zip(columns, values, strict=True))
 
     def put(self, text: str, row: Mapping[str, float]) -> None:
         if not self.size:
             return
+        columns = tuple(row)
+        values = array("d", (float(row[c]) for c in columns))
         with self._lock:
-            self._rows[text] = dict(row)
+            if len(self._columns) > 64:  # rows of ever other columns: share no more than these
+                self._columns.clear()
+            columns = self._columns.setdefault(columns, columns)
+            self._rows[text] = (columns, values)
             self._rows.move_to_end(text)
             while len(self._rows) > self.size:
                 self._rows.popitem(last=False)

@@ -29,6 +29,7 @@ __all__ = [
     "READINGS",
     "Calibration",
     "card_heads",
+    "head_columns",
     "linear_form",
     "load_calibration",
     "load_genre_heads",
@@ -200,6 +201,21 @@ def linear_form(model: Any) -> dict[str, Any] | None:
     return None
 
 
+def head_columns(card: Mapping[str, Any]) -> list[str]:
+    """The columns of the extractors only the card's heads read (`head_features`), or a
+    ModelLoadError when one is not registered here."""
+    from features import registry
+    from features.errors import FeatureError
+
+    out = []
+    for name in card.get("head_features") or ():
+        try:
+            out.extend(registry.get(name).columns)
+        except FeatureError as exc:
+            raise ModelLoadError(f"a head reads {name!r}, not available here: {exc}") from exc
+    return out
+
+
 def card_heads(card: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """{genre: card section} of every head the card holds, the general head first: its
     `heads`, where the general head is `heads["general"]`, or, in a card written by 0.10.0
@@ -249,7 +265,7 @@ def load_head_section(
     inputs = tuple(section.get("inputs") or ())
     if not inputs or inputs[0] != GLEU_INPUT:
         raise ModelLoadError(f"{folder}: the card's {what} inputs must start with 'gleu'")
-    known = {*card.get("feature_columns", []), *READINGS, *DERIVED}
+    known = {*card.get("feature_columns", []), *head_columns(card), *READINGS, *DERIVED}
     missing = [c for c in inputs[1:] if c not in known]
     order = [c in READINGS for c in inputs[1:]]
     if order != sorted(order):

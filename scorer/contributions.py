@@ -137,9 +137,27 @@ def calibrated(
             source = readings if name.startswith("reading/") else None
             value = float(source[name][k]) if source is not None else float(rows[k][name])
             items.append(Contribution(name, value, 0.0, w * read(name, value)))
+        items = _grouped(items)
         items.sort(key=lambda c: -abs(c.contribution))
         out.append(Contributions(part.method, part.exact, intercept, items, c_gleu * part.residual))
     return out
+
+
+# Columns a head reads by the hundred, each meaningless alone, named as one contribution: the
+# learned head's share (training/state_head.py), its value the share itself.
+GROUPS = {"neural_states.v1/": "SmolLM2 states"}
+
+
+def _grouped(items: Sequence[Contribution]) -> list[Contribution]:
+    """`items` with the columns of each of `GROUPS` added up into one contribution."""
+    out, sums = [], {}
+    for c in items:
+        label = next((g for p, g in GROUPS.items() if c.feature.startswith(p)), None)
+        if label is None:
+            out.append(c)
+        else:
+            sums[label] = sums.get(label, 0.0) + c.contribution
+    return out + [Contribution(label, total, 0.0, total) for label, total in sums.items()]
 
 
 def summed(parts: Sequence[Contributions], index: Sequence[Sequence[int]]) -> list[Contributions]:

@@ -156,6 +156,8 @@ class FluencyScorer:
         bare.calibration, bare.general, bare.heads, bare.genre = None, None, {}, None
         bare.card = without_general_head(self.card)
         bare.card.pop("summary", None)
+        if bare.card.pop("head_features", None):  # the GLEU stage's own rows, not the heads'
+            bare.rows = FeatureRows(bare.features, self.resources, memory=self.rows.memory.size)
         bare.card["name"] = f"{self.name} GLEU"
         return bare
 
@@ -175,8 +177,10 @@ class FluencyScorer:
 
     @property
     def features(self) -> tuple[str, ...]:
-        """The extractors the model reads, by versioned name."""
-        return self.gleu_svm.features
+        """The extractors the model reads, by versioned name: its GLEU stage's, then those
+        only its heads read (the card's `head_features`: SmolLM2's states on the neural tier)."""
+        extra = [f for f in self.card.get("head_features") or () if f not in self.gleu_svm.features]
+        return (*self.gleu_svm.features, *extra)
 
     @property
     def pipeline(self):

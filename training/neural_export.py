@@ -6,7 +6,8 @@ Runtime installs as a wheel; the graph is made here once, at install (`make inst
 
 1. transformers reads the GGUF (dequantised to float32) and PyTorch exports one pass that takes
    token ids and an attention mask and returns each position's natural-log probability of the
-   token that follows it (the full-vocabulary logits never leave the graph);
+   token that follows it (the full-vocabulary logits never leave the graph) and every token's
+   hidden state after the layers `STATE_LAYERS` (what the learned head on the states reads);
 2. every matrix product is then put back on the GGUF's own blocks: a Q4_1 weight, 32 values
    `d * q + m` a block, becomes ONNX Runtime's 4-bit `MatMulNBits` over the same `q` and `d`
    (zero point 0) plus the blocks' minima times each block's sum of the input (a small float
@@ -55,6 +56,10 @@ __all__ = ["EXPORT_CARD", "add_commands", "export_onnx"]
 EXPORT_CARD, TOKENIZER_FILE = "export.json", "tokenizer.json"
 BLOCK = 32  # values a block, in Q4_1, Q8_0 and the MatMulNBits made from them
 MAX_LENGTH = 512  # tokens a pass: the extractor's CONTEXT
+# Layers (of SmolLM2-135M's 30) whose hidden states the graph also returns, every token's, for
+# the learned head on the states (features/neural_lm.py, `neural_states`; training/state_head.py
+# chooses among them held out): what the model knows of the text, not only how probable it is.
+STATE_LAYERS = (8, 12, 16, 20, 24)
 INSTALL = "pip install -e '.[neural-export]' (make install-neural)"
 
 
@@ -83,9 +88,17 @@ def _torch_model(gguf: Path, attn: str = "eager"):
             self.lm = lm
 
         def forward(self, input_ids, attention_mask):
-            out = self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+            out = self.lm(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                use_cache=False,
+                output_hidden_states=True,
+            )
             logits = out.logits[:, :-1]
-            return logits.gather(-1, input_ids[:, 1:, None])[..., 0] - logits.logsumexp(-1)
+            logprobs = logits.gather(-1, input_ids[:, 1:, None])[..., 0] - logits.logsumexp(-1)
+            # [texts, tokens, layers, hidden]: the residual stream after each of STATE_LAYERS
+            hidden = torch.stack([out.hidden_states[k] for k in STATE_LAYERS], dim=2)
+            return logprobs, hidden
 
     return tokenizer, Scorer().eval()  # the wrapper too: torch.onnx warns of training mode
 
@@ -277,14 +290,14 @@ def export_onnx(gguf: Path, out: Path, command: str = "") -> dict:
             (example, mask),
             str(plain),
             input_names=["input_ids", "attention_mask"],
-            output_names=["logprobs"],
+            output_names=["logprobs", "hidden"],
             dynamic_shapes={"input_ids": dims, "attention_mask": dims},
             dynamo=True,
             external_data=False,
         )
         counts = _rewrite(plain, out / NEURAL_ONNX_FILE, _blocks(gguf))
     with torch.inference_mode():
-        expected = scorer(example[:1], mask[:1]).numpy()[0]
+        expected = scorer(example[:1], mask[:1])[0].numpy()[0]
     got = _session_logprobs(out / NEURAL_ONNX_FILE, example[:1].numpy())
     cpu = optimise_for_cpu(out / NEURAL_ONNX_FILE, out / NEURAL_ONNX_CPU_FILE)
     cpu_got = _session_logprobs(out / NEURAL_ONNX_CPU_FILE, example[:1].numpy(), optimise=False)
@@ -302,6 +315,7 @@ def export_onnx(gguf: Path, out: Path, command: str = "") -> dict:
         "gguf_sha256": sha256_file(gguf),
         "bos": bos,
         "n_vocab": len(tokenizer),
+        "outputs": {"logprobs": "natural log", "hidden": {"layers": list(STATE_LAYERS)}},
         "rewritten": counts,
         "check": {
             "text": "A coffee shop in the city centre.",

@@ -223,3 +223,69 @@ def test_the_retired_llama_cpp_extractor_is_refused_with_the_way_out():
 
     with pytest.raises(FeatureError, match=r"neural\.v1' is retired: .* retrain .* neural\.v2"):
         registry.get("neural.v1")
+
+
+def _texts_of_1_to_150_tokens(lm):
+    sentence = "Traders said the market was quiet ahead of the meeting on Tuesday."
+    texts = ["Hi", "Yes.", PAIRS[0][0], PAIRS[2][0], "The bank fell.", sentence * 4, sentence * 10]
+    lengths = [len(lm.tokenize(t)) for t in texts]
+    assert lengths[0] == 1 and 140 <= max(lengths) <= 150 and len(set(lengths)) == len(texts)
+    return texts
+
+
+def test_the_pooled_states_of_a_text_are_the_same_alone_or_packed():
+    """Texts of 1 to 150 tokens, every one's states pooled over its own tokens: alone, all in
+    one right-padded pass, and in other company and order, the same to 1e-5."""
+    from features.neural_lm import HIDDEN, POOLINGS, _passes
+
+    lm = load_neural(Resources())
+    tokens = [lm.tokenize(t) for t in _texts_of_1_to_150_tokens(lm)]
+    alone = [_passes(lm, [t], budget=1)[0][1] for t in tokens]
+    packed = [s for _, s in _passes(lm, tokens, budget=8192)]
+    order = [4, 0, 6, 2, 5, 1, 3]
+    shuffled = [s for _, s in _passes(lm, [tokens[i] for i in order], budget=400)]
+    for k, states in enumerate(alone):
+        assert states.shape == (len(lm.layers), len(POOLINGS), HIDDEN)
+        assert np.abs(states - packed[k]).max() <= 1e-5
+        assert np.abs(states - shuffled[order.index(k)]).max() <= 1e-5
+    # Pooling is over the text's tokens: the mean and the last tokens differ where the text is
+    # longer than LAST_TOKENS, and they are the same for a text of one token.
+    assert np.abs(alone[0][:, 0] - alone[0][:, 1]).max() == 0
+    assert np.abs(alone[-1][:, 0] - alone[-1][:, 1]).max() > 0.1
+
+
+def test_the_states_family_reads_the_same_passes_as_the_log_probabilities(monkeypatch):
+    """`neural.v2` and `neural_states.v1` over one batch: one pass a text, not two; the
+    states are the pooled states `pooled_states` gives, zeros for an empty text."""
+    import features.neural_lm as neural_lm
+
+    texts = [PAIRS[0][0], PAIRS[0][1], ""]
+    runs = []
+    real = neural_lm._pass
+    monkeypatch.setattr(
+        neural_lm, "_pass", lambda lm, seqs: runs.append(len(seqs)) or real(lm, seqs)
+    )
+    rows = FeatureRows(("neural.v2", "neural_states.v1"), Resources())
+    found = rows.extract(rows.annotate(texts))
+    assert sum(runs) == 2  # the two texts with tokens, once each
+    lm = rows.resources.get("neural", load_neural)
+    states, sums, n_tokens = neural_lm.pooled_states(lm, texts)
+    at = (lm.layers.index(neural_lm.STATE_LAYER), neural_lm.POOLINGS.index(neural_lm.STATE_POOLING))
+    for row, pooled, total in zip(found, states, sums, strict=True):
+        values = np.array([row[f"neural_states.v1/{n}"] for n in neural_lm.STATE_NAMES])
+        assert np.abs(values - pooled[at]).max() <= 1e-6
+        assert row["neural.v2/logprob_sum"] == pytest.approx(total, abs=1e-6)
+    assert n_tokens[2] == 0 and not found[2]["neural_states.v1/h000"]
+    assert np.abs(states[0] - states[1]).max() > 0.1  # a scramble is another state
+
+
+def test_a_graph_without_states_is_refused_for_them_clearly(tmp_path):
+    folder = tmp_path / "old"
+    shutil.copytree(NEURAL_ONNX_DIR, folder)
+    card = json.loads((folder / "export.json").read_text())
+    card.pop("outputs")  # as `fluency export-neural` wrote it before the states
+    (folder / "export.json").write_text(json.dumps(card))
+    resources = Resources(neural_onnx_dir=folder)
+    assert FeatureRows(("neural.v2",), resources).rows([PAIRS[0][0]])  # the old columns serve
+    with pytest.raises(ModelLoadError, match="remake it with fluency export-neural"):
+        FeatureRows(("neural_states.v1",), resources).rows([PAIRS[0][0]])

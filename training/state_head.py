@@ -1,0 +1,562 @@
+"""`python -m training.state_head`: the neural tier's learned head, a ridge on SmolLM2's states.
+
+Every other head reads a few of the GLEU stage's columns; this one reads what the language
+model knows of the text: the hidden state after one of SmolLM2-135M's layers, pooled over the
+text's tokens (`features.neural_lm.pooled_states`, from the same passes as its
+log-probabilities), 576 numbers a text, standardised, under a ridge fitted on people's ratings
+of the development files (z-scored within each file; genres weighing the same, datasets the same
+within a genre: `training.heads_select.unit_weights`). A variant averages the ridge's prediction,
+in z, with SmolLM2's summed log-probability of the text.
+
+Chosen held out as every head is (`training.heads`): the general head by leaving one whole
+genre out in turn. The layer, the pooling and the variant are the best held-out criterion
+(mean rho + mean per-input tau over genres); the ridge's alpha is then the strongest whose
+criterion is within one standard error (over files, paired) of the best alpha's: the best
+point over-fits the development files. It is fitted on far more outputs a file
+(`--train-outputs`) than it is judged on, and judged on the same outputs as the shipped heads
+(`--max-outputs`/`--max-words`, the same seed: the judged outputs are among the fitted ones
+of their file, which is never in the fit that judges it).
+
+It ships as the general head when, held out, it beats minus the length and the summed
+log-probability on both means and beats the current general head on more than half of the
+files (`ships`); its card section is an ordinary linear head over the GLEU score (weight 0),
+the 576 state columns (`neural_states.v1`) and the summed log-probability, read whole.
+
+    python -m training.state_head --model neural --jobs 2 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from training.heads import MINUS_LENGTH, baseline, head_files
+from training.heads_select import HeadFile, Judgement, held_out, interval, judge, unit_weights
+
+__all__ = ["StateFile", "StateHead", "choose", "fit", "main", "ships"]
+
+LOGPROB = "neural.v2/logprob_sum"
+STATES = "neural_states.v1"
+# Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit).
+ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
+VARIANTS = ("states", "states + logprob")
+_CHUNK = 16  # texts a worker task
+
+
+@dataclass
+class StateFile:
+    """One judged file's fitted outputs (`--train-outputs`): human scores, groups, pooled
+    states [n, layers, poolings, 576], SmolLM2's summed log-probability; and the positions of
+    its judged outputs (`--max-outputs`) among them."""
+
+    name: str
+    genre: str
+    human: np.ndarray
+    states: np.ndarray
+    logprob: np.ndarray
+    judged: np.ndarray  # positions of the judged HeadFile's outputs in these
+
+    @property
+    def target(self) -> np.ndarray:
+        sd = float(np.std(self.human))
+        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
+
+
+@dataclass(frozen=True)
+class StateHead:
+    """A fitted head: prediction = states @ coef + logprob * logprob_coef + intercept."""
+
+    layer: int
+    pooling: str
+    variant: str
+    alpha: float
+    coef: np.ndarray  # 576, on the states in their own units
+    logprob_coef: float
+    intercept: float
+
+    def predict(self, states: np.ndarray, logprob: np.ndarray) -> np.ndarray:
+        return states.astype(np.float64) @ self.coef + logprob * self.logprob_coef + self.intercept
+
+
+def fit(
+    files: Sequence[StateFile],
+    at: tuple[int, int],
+    variant: str,
+    alpha: float,
+    layers: Sequence[int],
+    poolings: Sequence[str],
+) -> StateHead:
+    """The ridge on the standardised states at (layer index, pooling index) of `files`, alpha
+    per 1,000 weighted rows; "states + logprob" averages its prediction in z with the summed
+    log-probability's z (both z on the fit rows, weighted). Returned in the inputs' own units."""
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.concatenate([f.states[:, at[0], at[1]] for f in files]).astype(np.float64)
+    y = np.concatenate([f.target for f in files])
+    lp = np.concatenate([f.logprob for f in files])
+    w = _weights(files)
+    scaler = StandardScaler().fit(X, sample_weight=w)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    ridge = Ridge(alpha=alpha * len(y) / 1000.0).fit((X - scaler.mean_) / scale, y, sample_weight=w)
+    coef = ridge.coef_ / scale
+    intercept = float(ridge.intercept_ - coef @ scaler.mean_)
+    lp_coef = 0.0
+    if variant == "states + logprob":
+        r = X @ coef + intercept
+        r_mean, r_sd = _wstats(r, w)
+        lp_mean, lp_sd = _wstats(lp, w)
+        coef = 0.5 * coef / r_sd
+        lp_coef = 0.5 / lp_sd
+        intercept = 0.5 * (intercept - r_mean) / r_sd - 0.5 * lp_mean / lp_sd
+    return StateHead(
+        layers[at[0]], poolings[at[1]], variant, float(alpha), coef, lp_coef, intercept
+    )
+
+
+def _wstats(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    mean = float(np.average(x, weights=w))
+    sd = math.sqrt(float(np.average((x - mean) ** 2, weights=w)))
+    return mean, sd if sd > 0 else 1.0
+
+
+def _weights(files: Sequence[StateFile]) -> np.ndarray:
+    stand_ins = [HeadFile(f.name, f.genre, f.human, [], {}) for f in files]
+    return unit_weights(stand_ins)
+
+
+def _units(files: Sequence[StateFile], by_genre: bool) -> list[list[str]]:
+    if not by_genre:
+        return [[f.name] for f in files]
+    genres = list(dict.fromkeys(f.genre for f in files))
+    return [[f.name for f in files if f.genre == g] for g in genres]
+
+
+def held_out_predictions(
+    files: Sequence[StateFile],
+    by_genre: bool,
+    layers: Sequence[int],
+    poolings: Sequence[str],
+    alphas: Sequence[float] = ALPHAS,
+    variants: Sequence[str] = VARIANTS,
+) -> dict[tuple, dict[str, np.ndarray]]:
+    """{(layer, pooling, variant, alpha): {file: predictions on its judged outputs by the head
+    fitted without its unit (genre, or dataset)}}."""
+    out: dict[tuple, dict[str, np.ndarray]] = {}
+    grid = [(a, p) for a in range(len(layers)) for p in range(len(poolings))]
+    units = _units(files, by_genre)
+    with tqdm(total=len(grid) * len(units), desc="held-out fits", unit=" fold") as bar:
+        for at in grid:
+            for unit in units:
+                train = [f for f in files if f.name not in unit]
+                for variant in variants:
+                    for alpha in alphas:
+                        head = fit(train, at, variant, alpha, layers, poolings)
+                        key = (layers[at[0]], poolings[at[1]], variant, alpha)
+                        for f in files:
+                            if f.name in unit:
+                                rows = f.judged
+                                out.setdefault(key, {})[f.name] = head.predict(
+                                    f.states[rows, at[0], at[1]], f.logprob[rows]
+                                )
+                bar.update()
+    return out
+
+
+def _criteria(j: Judgement) -> dict[str, float]:
+    return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
+
+
+def choose(
+    judged: Mapping[tuple, Judgement], alphas: Sequence[float] = ALPHAS
+) -> tuple[tuple, dict]:
+    """The chosen (layer, pooling, variant, alpha) and how: the best held-out criterion picks
+    the layer, pooling and variant; among their alphas, the strongest whose per-file criteria
+    are, paired with the best alpha's, at most one standard error below on average."""
+    best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
+    top = _criteria(judged[best])
+    within = []
+    for alpha in alphas:
+        key = (*best[:3], alpha)
+        if key not in judged:
+            continue
+        mine = _criteria(judged[key])
+        diffs = np.array([mine[n] - top[n] for n in top])
+        se = float(diffs.std(ddof=1) / math.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
+        if diffs.mean() + se >= 0:
+            within.append(alpha)
+    chosen = (*best[:3], max(within))
+    how = {
+        "best": {"key": list(best), "criterion": round(judged[best].criterion, 4)},
+        "alphas_within_one_se": within,
+        "chosen": list(chosen),
+        "criterion": round(judged[chosen].criterion, 4),
+    }
+    return chosen, how
+
+
+def wins(a: Judgement, b: Judgement) -> int:
+    """Files where a's rho + tau is above b's."""
+    ca, cb = _criteria(a), _criteria(b)
+    return sum(ca[n] > cb[n] for n in ca)
+
+
+def ships(head: Judgement, minus: Judgement, logprob: Judgement, current: Judgement) -> tuple:
+    """(ships, why): above minus the length and the summed log-probability on both means, and
+    above the current head on more than half of the files."""
+    n = len(head.per_file)
+    checks = [
+        (head.rho > minus.rho and head.tau > minus.tau, "minus the length on both means"),
+        (head.rho > logprob.rho and head.tau > logprob.tau, "the summed log-probability"),
+        (2 * wins(head, current) > n, f"the current head on more than half of {n} files"),
+    ]
+    failed = [what for ok, what in checks if not ok]
+    if failed:
+        return False, "held out it does not beat " + "; ".join(failed)
+    return True, (
+        f"held out it beats minus the length and the summed log-probability on both means, "
+        f"and the current head on {wins(head, current)} of {n} files"
+    )
+
+
+# --- the states of the judged files: computed in worker processes, kept under build/states --
+
+
+def _init_worker() -> None:
+    os.environ["OMP_NUM_THREADS"] = "1"
+    global _LM
+    from features.neural_lm import load_neural
+    from features.resources import Resources
+
+    _LM = Resources().get("neural", load_neural)
+
+
+def _chunk(texts: list[str]):
+    from features.neural_lm import pooled_states
+
+    return pooled_states(_LM, texts)
+
+
+def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`features.neural_lm.pooled_states` of `texts`, in `jobs` spawned processes."""
+    import multiprocessing
+
+    chunks = [list(texts[i : i + _CHUNK]) for i in range(0, len(texts), _CHUNK)]
+    parts = []
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker,
+    ) as pool:
+        for part in tqdm(
+            pool.map(_chunk, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
+        ):
+            parts.append(part)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+
+
+def state_files(
+    scorer,
+    paths: Sequence[Path],
+    genres: Mapping[str, str],
+    judged: Sequence[HeadFile],
+    *,
+    train_outputs: int,
+    train_words: int,
+    max_outputs: int,
+    max_words: int,
+    seed: int,
+    jobs: int,
+    cache_dir: Path,
+) -> list[StateFile]:
+    """Each file cut to `train_outputs`/`train_words` by whole inputs, with its states, texts
+    filled and read whole as the scorer reads them, kept under `cache_dir` by the file's
+    SHA-256, the cut and the graph."""
+    from features.neural_lm import load_neural
+    from features.placeholders import fill_placeholders
+    from scorer.evidence.benchmark_data import read_judged, sample_outputs
+    from scorer.evidence.genres import FLUENCY_FIELDS
+
+    lm = scorer.resources.get("neural", load_neural)
+    by_name = {f.name: f for f in judged}
+    out = []
+    for path in paths:
+        data = read_judged(path, human_field=FLUENCY_FIELDS.get(path.stem, "score"))
+        words = [len(t.split()) for t in data.texts]
+        keep = sample_outputs(data.groups, train_outputs, seed, words, train_words)
+        shown = sample_outputs(data.groups, max_outputs, seed, words, max_words)
+        where = {int(i): k for k, i in enumerate(keep)}
+        if any(int(i) not in where for i in shown):
+            raise RuntimeError(f"{data.name}: the judged outputs are not among the fitted ones")
+        texts = fill_placeholders([data.texts[i] for i in keep], scorer.placeholders)
+        key = json.dumps(
+            [data.sha256, train_outputs, train_words, seed, lm.layers, scorer.placeholders]
+        )
+        file = cache_dir / f"{data.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz"
+        if file.is_file():
+            with np.load(file) as z:
+                states, logprob = z["states"], z["logprob"]
+        else:
+            states, logprob, _ = text_states(texts, jobs)
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            np.savez(file, states=states, logprob=logprob)
+        judged_rows = np.array([where[int(i)] for i in shown])
+        if not np.array_equal(by_name[data.name].human, data.human[keep][judged_rows]):
+            raise RuntimeError(f"{data.name}: the judged outputs differ from the head files'")
+        out.append(
+            StateFile(
+                data.name,
+                genres.get(data.name, data.name),
+                np.asarray(data.human, dtype=float)[keep],
+                states,
+                logprob,
+                judged_rows,
+            )
+        )
+    return out
+
+
+# --- the tables -------------------------------------------------------------------------------
+
+
+def _r(x) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else round(float(x), 4)
+
+
+def _row(label, preds, files, by_genre, view, others, n_samples, seed) -> dict:
+    j = judge(preds, files, by_genre)
+    ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
+    row = {
+        "label": label,
+        "rho": _r(j.rho),
+        "rho_95": [_r(x) for x in ci["rho"]],
+        "tau": _r(j.tau),
+        "tau_95": [_r(x) for x in ci["tau"]],
+        "per_file": {n: [_r(r), _r(t)] for n, (r, t) in j.per_file.items()},
+        "wins": {name: wins(j, other) for name, other in others.items()},
+    }
+    if view:
+        row["system"] = view.figures(preds).as_dict()
+    return row, j
+
+
+def table_lines(rows: Sequence[Mapping], n_files: int) -> list[str]:
+    """The rows as markdown: per text rho / tau with intervals, per system pair accuracy with
+    its interval, per-file wins against each comparison."""
+    names = list(rows[0]["wins"])
+    out = [
+        "| reading | rho [95%] | tau [95%] | system pairs [95%] | "
+        + " | ".join(f"wins vs {n} (of {n_files})" for n in names)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(names),
+    ]
+    for r in rows:
+        s = r.get("system") or {}
+        acc = s.get("accuracy")
+        ci = s.get("accuracy_95") or [None, None]
+        out.append(
+            f"| {r['label']} | {r['rho']:.3f} [{r['rho_95'][0]:.3f}, {r['rho_95'][1]:.3f}] | "
+            f"{r['tau']:.3f} [{r['tau_95'][0]:.3f}, {r['tau_95'][1]:.3f}] | "
+            + (f"{acc:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if acc is not None else "-")
+            + " | "
+            + " | ".join(str(r["wins"][n]) for n in names)
+            + " |"
+        )
+    return out
+
+
+def per_file_lines(rows: Sequence[Mapping]) -> list[str]:
+    """Per file rho / tau of every row, one file a line."""
+    files = list(rows[0]["per_file"])
+    out = ["| file | " + " | ".join(r["label"] for r in rows) + " |"]
+    out.append("|---|" + "---|" * len(rows))
+    for name in files:
+        cells = []
+        for r in rows:
+            rho, tau = r["per_file"][name]
+            cells.append(f"{rho:.3f}" + ("" if tau is None else f" / {tau:.3f}"))
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def section(head: StateHead, files: Sequence[StateFile], decision: Mapping, command: str) -> dict:
+    """The general head's card section (`scorer.calibration.load_head_section`): a linear head
+    read whole, over the GLEU score (weight 0), the state columns and the summed
+    log-probability; no clip (each input's range is the model's own)."""
+    from features.neural_lm import STATE_NAMES
+
+    inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
+    coef = [0.0, *head.coef.tolist(), head.logprob_coef]
+    return {
+        "genre": "general",
+        "aggregate": "whole",
+        "inputs": inputs,
+        "linear": {"coef": coef, "intercept": head.intercept},
+        "target": "the human score, z-normalised within each dataset",
+        "regressor": (
+            f"ridge (alpha {head.alpha:g} per 1,000 weighted rows) on SmolLM2's standardised "
+            f"layer-{head.layer} states, {head.pooling}-pooled"
+            + (", averaged in z with the summed log-probability" if head.logprob_coef else "")
+        ),
+        "states": {
+            "layer": head.layer,
+            "pooling": head.pooling,
+            "alpha": head.alpha,
+            "variant": head.variant,
+        },
+        "held_out": "one genre out, over every genre",
+        "selection": dict(decision),
+        "files": {f.name: len(f.human) for f in files},
+        "command": command,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from features.neural_lm import POOLINGS, STATE_LAYER, STATE_POOLING, load_neural
+    from features.rows import default_cache_dir
+    from scorer.bundles import load_configured_all
+    from scorer.config import from_env
+    from scorer.evidence.benchmark_run import judgement_files
+    from scorer.evidence.genres import GENRES, genres_of
+    from training.heads_systems import system_view
+
+    ap = argparse.ArgumentParser(prog="python -m training.state_head", description=__doc__)
+    ap.add_argument("--model", default="neural", help="the tier's bundle")
+    ap.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
+    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev")
+    ap.add_argument("--train-outputs", type=int, default=3000, help="fitted outputs a file")
+    ap.add_argument("--train-words", type=int, default=80000, help="fitted words a file")
+    ap.add_argument("--max-outputs", type=int, default=300, help="judged outputs a file")
+    ap.add_argument("--max-words", type=int, default=8000, help="judged words a file")
+    ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
+    ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes")
+    ap.add_argument("--states-only", action="store_true", help="compute the states, then stop")
+    ap.add_argument("--json", help="write the report here")
+    ap.add_argument("--write", action="store_true", help="ship the head when it passes")
+    args = ap.parse_args(argv)
+    config = from_env()
+    (scorer,) = load_configured_all([args.model], config)
+    paths = judgement_files(args.dev, args.files)
+    genres = genres_of([p.stem for p in paths], GENRES)
+    judged = head_files(
+        scorer,
+        paths,
+        genres,
+        ("whole", "weighted"),
+        cache_dir=default_cache_dir(),
+        n_jobs=args.jobs,
+        max_outputs=args.max_outputs,
+        max_words=args.max_words,
+        seed=args.seed,
+    )
+    files = state_files(
+        scorer,
+        paths,
+        genres,
+        judged,
+        train_outputs=args.train_outputs,
+        train_words=args.train_words,
+        max_outputs=args.max_outputs,
+        max_words=args.max_words,
+        seed=args.seed,
+        jobs=args.jobs,
+        cache_dir=Path(default_cache_dir()).parent / "states",
+    )
+    if args.states_only:
+        return 0
+    layers = scorer.resources.get("neural", load_neural).layers
+    preds = held_out_predictions(files, True, layers, POOLINGS)
+    scores = {k: judge(p, judged, True) for k, p in preds.items()}
+    chosen, how = choose(scores)
+    by_genre = True
+    view = system_view(judged, by_genre, n_samples=args.samples, seed=args.seed)
+    comparisons = {
+        "minus length": baseline(judged, MINUS_LENGTH),
+        "SmolLM2 logprob sum": held_out(judged, "whole", [LOGPROB], by_genre),
+        "current head (GLEU, weighted)": held_out(judged, "weighted", ["gleu"], by_genre),
+        "GLEU, whole": held_out(judged, "whole", ["gleu"], by_genre),
+    }
+    refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
+    others = {
+        "minus length": refs["minus length"],
+        "logprob sum": refs["SmolLM2 logprob sum"],
+        "current head": refs["current head (GLEU, weighted)"],
+    }
+    best_other = {}
+    for variant in VARIANTS:  # each variant at its own best layer, pooling and alpha
+        mine = {k: v for k, v in scores.items() if k[2] == variant}
+        key, _ = choose(mine)
+        best_other[variant] = key
+    rows = []
+    for variant, key in best_other.items():
+        label = f"{variant} (layer {key[0]}, {key[1]}, alpha {key[3]:g})"
+        if key == chosen:
+            label = "**" + label + "**"
+        row, _ = _row(label, preds[key], judged, by_genre, view, others, args.samples, args.seed)
+        rows.append(row)
+    for label, p in comparisons.items():
+        row, _ = _row(label, p, judged, by_genre, view, others, args.samples, args.seed)
+        rows.append(row)
+    ok, why = ships(
+        scores[chosen],
+        refs["minus length"],
+        refs["SmolLM2 logprob sum"],
+        refs["current head (GLEU, weighted)"],
+    )
+    layer_table = {
+        f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()
+    }
+    report = {"chosen": how, "ships": ok, "decision": why, "table": rows, "grid": layer_table}
+    print("\n".join(table_lines(rows, len(judged))))
+    print()
+    print("\n".join(per_file_lines(rows)))
+    print(f"\nchosen {chosen}: {json.dumps(how)}\n{'ships' if ok else 'not shipped'}: {why}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    if args.write and ok:
+        if (chosen[0], chosen[1]) != (STATE_LAYER, STATE_POOLING):
+            print(
+                f"the chosen states (layer {chosen[0]}, {chosen[1]}) are not neural_states.v1's "
+                f"(layer {STATE_LAYER}, {STATE_POOLING}): change features/neural_lm.py first",
+                file=sys.stderr,
+            )
+            return 1
+        at = (layers.index(chosen[0]), POOLINGS.index(chosen[1]))
+        head = fit(files, at, chosen[2], chosen[3], layers, POOLINGS)
+        command = "python -m training.state_head " + shlex.join(
+            list(argv) if argv is not None else sys.argv[1:]
+        )
+        decision = {**how, "decision": why, "table": rows}
+        write_head(scorer, section(head, files, decision, command), config)
+    return 0
+
+
+def write_head(scorer, sect: Mapping, config) -> None:
+    """The head into the bundle's card as its general head, the states family among the
+    extractors its heads read."""
+    from scorer.bundle import bundle_folder
+
+    folder = bundle_folder(scorer.name, config["MODELS_DIR"])
+    path = folder / "card.json"
+    card = json.loads(path.read_text(encoding="utf-8"))
+    card.setdefault("heads", {})["general"] = dict(sect)
+    card["head_features"] = [STATES]
+    path.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
