@@ -182,7 +182,7 @@ def model():
 
 def _flag(name: str) -> bool:
     """A query parameter that is on ("1", "true") or off ("0", "false", absent); 400 else."""
-    value = request.args.get(name, "0").strip().lower()
+    value = request.args.get(name, "0")
     if value not in ("0", "1", "false", "true"):
         raise QueryError(f"query parameter {name!r} must be 1 or 0, not {value!r}")
     return value in ("1", "true")
