@@ -629,11 +629,7 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
         out.append("")
         head = heads.get(name) if r["decision"].startswith("shipped") else None
         if head:
-            weights = ", ".join(
-                f"`{c}` {w:+.4g}"
-                for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True)
-                if w
-            )
+            weights = _weights_text(head)
             scrambles = r.get("scrambles")
             checked = (
                 f"; scores real sentences above their shuffles for {scrambles:.1%} of 200"
@@ -657,6 +653,21 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
     if command:
         out += ["Chosen and fitted by", "", "```sh", command, "```", ""]
     return out
+
+
+def _weights_text(head: Mapping) -> str:
+    """A head's non-zero weights, the columns of each of `scorer.contributions.GROUPS` (the
+    576 state columns of the learned head) counted as one."""
+    from scorer.contributions import GROUPS
+
+    parts, groups = [], {}
+    for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
+        label = next((g for prefix, g in GROUPS.items() if c.startswith(prefix)), None)
+        if label is not None and w:
+            groups[label] = groups.get(label, 0) + 1
+        elif w:
+            parts.append(f"`{c}` {w:+.4g}")
+    return ", ".join(parts + [f"`{g}` ({n} weights)" for g, n in groups.items()])
 
 
 def write_readme(folder: Path, card: Mapping, report: Mapping | None = None) -> None:

@@ -48,6 +48,8 @@ from training.heads_select import HeadFile, Judgement, held_out, interval, judge
 __all__ = ["StateFile", "StateHead", "choose", "fit", "main", "ships"]
 
 LOGPROB = "neural.v2/logprob_sum"
+LOGPROB_LABEL = "SmolLM2 logprob sum"
+CURRENT = "current head (GLEU, weighted)"
 STATES = "neural_states.v1"
 # Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit).
 ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
@@ -213,9 +215,18 @@ def wins(a: Judgement, b: Judgement) -> int:
     return sum(ca[n] > cb[n] for n in ca)
 
 
-def ships(head: Judgement, minus: Judgement, logprob: Judgement, current: Judgement) -> tuple:
-    """(ships, why): above minus the length and the summed log-probability on both means, and
-    above the current head on more than half of the files."""
+def ships(
+    head: Judgement,
+    minus: Judgement,
+    logprob: Judgement,
+    current: Judgement,
+    *,
+    system_gap: tuple[float, float] | None = None,
+) -> tuple[bool, str]:
+    """(ships, why): above minus the length and the summed log-probability on both means,
+    above the current head on more than half of the files, and (the general head is what
+    systems are compared with) not below it per system with a paired interval under zero
+    (`system_gap`: the 95% interval of its pair accuracy minus the current head's)."""
     n = len(head.per_file)
     checks = [
         (head.rho > minus.rho and head.tau > minus.tau, "minus the length on both means"),
@@ -225,9 +236,19 @@ def ships(head: Judgement, minus: Judgement, logprob: Judgement, current: Judgem
     failed = [what for ok, what in checks if not ok]
     if failed:
         return False, "held out it does not beat " + "; ".join(failed)
+    if system_gap is not None and system_gap[1] < 0:
+        return False, (
+            f"it orders systems worse than the current head, pair accuracy "
+            f"[{system_gap[0]:+.3f}, {system_gap[1]:+.3f}] (95%)"
+        )
     return True, (
         f"held out it beats minus the length and the summed log-probability on both means, "
         f"and the current head on {wins(head, current)} of {n} files"
+        + (
+            ""
+            if system_gap is None
+            else f"; pair accuracy against it [{system_gap[0]:+.3f}, {system_gap[1]:+.3f}]"
+        )
     )
 
 
@@ -355,7 +376,7 @@ def _row(label, preds, files, by_genre, view, others, n_samples, seed) -> dict:
 def table_lines(rows: Sequence[Mapping], n_files: int) -> list[str]:
     """The rows as markdown: per text rho / tau with intervals, per system pair accuracy with
     its interval, per-file wins against each comparison."""
-    names = list(rows[0]["wins"])
+    names = [MINUS_LENGTH, "logprob sum", "current head"]
     out = [
         "| reading | rho [95%] | tau [95%] | system pairs [95%] | "
         + " | ".join(f"wins vs {n} (of {n_files})" for n in names)
@@ -484,78 +505,95 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_genre = True
     view = system_view(judged, by_genre, n_samples=args.samples, seed=args.seed)
     comparisons = {
-        "minus length": baseline(judged, MINUS_LENGTH),
-        "SmolLM2 logprob sum": held_out(judged, "whole", [LOGPROB], by_genre),
-        "current head (GLEU, weighted)": held_out(judged, "weighted", ["gleu"], by_genre),
+        MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
+        LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
+        CURRENT: held_out(judged, "weighted", ["gleu"], by_genre),
         "GLEU, whole": held_out(judged, "whole", ["gleu"], by_genre),
     }
     refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
     others = {
-        "minus length": refs["minus length"],
-        "logprob sum": refs["SmolLM2 logprob sum"],
-        "current head": refs["current head (GLEU, weighted)"],
+        MINUS_LENGTH: refs[MINUS_LENGTH],
+        "logprob sum": refs[LOGPROB_LABEL],
+        "current head": refs[CURRENT],
     }
-    best_other = {}
+    best_of = {}
     for variant in VARIANTS:  # each variant at its own best layer, pooling and alpha
-        mine = {k: v for k, v in scores.items() if k[2] == variant}
-        key, _ = choose(mine)
-        best_other[variant] = key
+        best_of[variant], _ = choose({k: v for k, v in scores.items() if k[2] == variant})
+    labels = {
+        v: f"ridge on the states{' + logprob sum, in z' if '+' in v else ''}" for v in VARIANTS
+    }
+    gap = view.gain(preds[chosen], comparisons[CURRENT]) if view else None
+    ok, why = ships(
+        scores[chosen], refs[MINUS_LENGTH], refs[LOGPROB_LABEL], refs[CURRENT], system_gap=gap
+    )
     rows = []
-    for variant, key in best_other.items():
-        label = f"{variant} (layer {key[0]}, {key[1]}, alpha {key[3]:g})"
-        if key == chosen:
-            label = "**" + label + "**"
+    for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
+        label = "head" if key == chosen else f"{labels[variant]} (layer {key[0]}, {key[1]})"
         row, _ = _row(label, preds[key], judged, by_genre, view, others, args.samples, args.seed)
         rows.append(row)
-    for label, p in comparisons.items():
-        row, _ = _row(label, p, judged, by_genre, view, others, args.samples, args.seed)
-        rows.append(row)
-    ok, why = ships(
-        scores[chosen],
-        refs["minus length"],
-        refs["SmolLM2 logprob sum"],
-        refs["current head (GLEU, weighted)"],
+        if key == chosen:  # what the README's table reads: the head against its inputs
+            row["wins"] |= {"best single input": row["wins"]["logprob sum"], "files": len(judged)}
+            for label, p in comparisons.items():
+                if label == LOGPROB_LABEL:
+                    label = f"best single input: {label}"
+                rows.append(
+                    _row(label, p, judged, by_genre, view, others, args.samples, args.seed)[0]
+                )
+    layer, pooling, variant, alpha = chosen
+    decision = (
+        f"{'shipped' if ok else 'not shipped'}: {labels[variant]} (SmolLM2 layer {layer} of 30, "
+        f"{pooling}-pooled, alpha {alpha:g} per 1,000 rows); {why}"
     )
-    layer_table = {
-        f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()
+    report = {
+        "decision": decision,
+        "reading": "whole",
+        "inputs": [f"SmolLM2 states (layer {layer}, {pooling})"]
+        + ([LOGPROB] if "+" in variant else []),
+        "held_out": "one genre out, over every genre",
+        "table": rows,
+        "system_level_skipped": dict(view.skipped) if view else {},
     }
-    report = {"chosen": how, "ships": ok, "decision": why, "table": rows, "grid": layer_table}
     print("\n".join(table_lines(rows, len(judged))))
     print()
     print("\n".join(per_file_lines(rows)))
-    print(f"\nchosen {chosen}: {json.dumps(how)}\n{'ships' if ok else 'not shipped'}: {why}")
+    print(f"\nchosen {chosen}: {json.dumps(how)}\n{decision}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        grid = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
+        Path(args.json).write_text(json.dumps({**report, "how": how, "grid": grid}, indent=1))
     if args.write and ok:
-        if (chosen[0], chosen[1]) != (STATE_LAYER, STATE_POOLING):
+        if (layer, pooling) != (STATE_LAYER, STATE_POOLING):
             print(
-                f"the chosen states (layer {chosen[0]}, {chosen[1]}) are not neural_states.v1's "
+                f"the chosen states (layer {layer}, {pooling}) are not neural_states.v1's "
                 f"(layer {STATE_LAYER}, {STATE_POOLING}): change features/neural_lm.py first",
                 file=sys.stderr,
             )
             return 1
-        at = (layers.index(chosen[0]), POOLINGS.index(chosen[1]))
-        head = fit(files, at, chosen[2], chosen[3], layers, POOLINGS)
+        at = (layers.index(layer), POOLINGS.index(pooling))
+        head = fit(files, at, variant, alpha, layers, POOLINGS)
         command = "python -m training.state_head " + shlex.join(
             list(argv) if argv is not None else sys.argv[1:]
         )
-        decision = {**how, "decision": why, "table": rows}
-        write_head(scorer, section(head, files, decision, command), config)
+        write_head(scorer, section(head, files, {**how, "decision": decision}, command), report)
     return 0
 
 
-def write_head(scorer, sect: Mapping, config) -> None:
-    """The head into the bundle's card as its general head, the states family among the
-    extractors its heads read."""
-    from scorer.bundle import bundle_folder
+def write_head(scorer, sect: Mapping, entry: Mapping) -> None:
+    """The head into its bundle as the general head (`training.heads.write_card`: the card
+    without tables, `heads_report.json` beside it, the README), the states family among the
+    extractors its heads read; the genre heads and their reports kept."""
+    from scorer.calibration import card_heads
+    from scorer.heads_report import read_heads_report
+    from training.heads import write_card
 
-    folder = bundle_folder(scorer.name, config["MODELS_DIR"])
+    folder = Path(scorer.folder)
     path = folder / "card.json"
     card = json.loads(path.read_text(encoding="utf-8"))
-    card.setdefault("heads", {})["general"] = dict(sect)
     card["head_features"] = [STATES]
-    path.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    sections = {**card_heads(card), "general": dict(sect)}
+    report = {**read_heads_report(folder, card), "general": dict(entry)}
+    write_card(folder, sections, report)
 
 
 if __name__ == "__main__":
