@@ -195,13 +195,15 @@ def report(outcome: Outcome, files: Sequence[HeadFile], out=None) -> None:
     out = sys.stdout if out is None else out
     n = sum(len(f.human) for f in files)
     n_inputs = sum(len(set(f.groups)) for f in files)
-    unit = "inputs" if n_inputs < n else "outputs (no inputs named)"
+    grouped = n_inputs < n
+    unit = "inputs" if grouped else "outputs (no inputs named: rho alone, over outputs)"
+    criterion = "mean rho + per-input tau" if grouped else "rho"
     print(f"started from {outcome.started_from}: {outcome.start.label}", file=out)
     print(f"  {outcome.start.weights()}", file=out)
     print(f"on {n} ratings of {n_inputs} {unit}", file=out)
     for name, ev in outcome.rounds:
         print(f"\n### {name}: {len(ev.labels)} tried", file=out)
-        print(f"criterion (mean rho + per-input tau) of the head in hand: {ev.start:.3f}", file=out)
+        print(f"criterion ({criterion}) of the head in hand: {ev.start:.3f}", file=out)
         print(f"| candidate | criterion | gain | {LEVEL:.0%} bound, all tried at once |", file=out)
         print("|---|---:|---:|---:|", file=out)
         for k in ev.ranked()[:6]:

@@ -51,6 +51,7 @@ __all__ = [
     "FileCurve",
     "curves",
     "file_curve",
+    "load_curves",
     "main",
     "plot",
     "shipped_columns",
@@ -439,7 +440,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", help="write the Markdown tables here as well")
     ap.add_argument("--plot", help="write the plot here (PNG)")
     ap.add_argument("--json", help="write every draw here")
+    ap.add_argument(
+        "--load",
+        nargs="+",
+        metavar="JSON",
+        help="draw nothing: read the curves these --json files hold (runs over parts of the "
+        "files, say) and write their tables and plot",
+    )
     args = ap.parse_args(argv)
+    if args.load:
+        found = sorted((c for p in args.load for c in load_curves(p)), key=lambda c: c.name)
+        return _write(found, args)
     (scorer,) = load_configured_all([args.model], from_env())
     # Every file is read, the curves drawn for those named: a head is refitted without a file
     # on the other files it was fitted on.
@@ -474,6 +485,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_samples=args.samples,
         only=only,
     )
+    return _write(found, args)
+
+
+def _write(found: Sequence[FileCurve], args: argparse.Namespace) -> int:
     text = "\n\n".join([table(found), wins(found, "rho"), wins(found, "tau")])
     print(text)
     if args.out:
@@ -482,10 +497,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot(found, args.plot)
-    if args.json:
+    if args.json and not args.load:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps([asdict(c) for c in found], indent=1) + "\n")
     return 0
+
+
+def load_curves(path: str | Path) -> list[FileCurve]:
+    """The curves a `--json` file holds."""
+    out = []
+    for c in json.loads(Path(path).read_text()):
+        draws = {
+            int(n): [
+                Draw(
+                    **{
+                        **d,
+                        "figures": {k: tuple(v) for k, v in d["figures"].items()},
+                        "gains": tuple(d["gains"]),
+                    }
+                )
+                for d in ds
+            ]
+            for n, ds in c["draws"].items()
+        }
+        out.append(FileCurve(**{**c, "columns": tuple(c["columns"]), "draws": draws}))
+    return out
 
 
 if __name__ == "__main__":

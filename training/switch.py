@@ -71,7 +71,8 @@ def rhos(preds: np.ndarray, human: np.ndarray) -> np.ndarray:
 
 
 def _tau_means(taus: np.ndarray, pick: np.ndarray | None = None) -> np.ndarray:
-    """The mean over inputs (rows; `pick` of them, with repeats) of each column, NaN left out."""
+    """The mean over rows (inputs, `pick` of them with repeats; or files) of each column, NaN
+    left out (NaN where every row is)."""
     t = taus if pick is None else taus[pick]
     ok = np.isfinite(t)
     n = ok.sum(axis=0)
@@ -81,13 +82,9 @@ def _tau_means(taus: np.ndarray, pick: np.ndarray | None = None) -> np.ndarray:
 
 def _combine(per_rho: list[np.ndarray], per_tau: list[np.ndarray]) -> np.ndarray:
     """Mean rho over files + mean tau over files (tau counted where any file has one)."""
-    rho = np.nanmean(np.vstack(per_rho), axis=0)
-    t = np.vstack(per_tau)
-    tau = np.zeros(t.shape[1])
-    has = np.isfinite(t).any(axis=0)
-    if has.any():
-        tau[has] = np.nanmean(t[:, has], axis=0)
-    return rho + tau
+    rho = _tau_means(np.vstack(per_rho))  # NaN where people rated every output alike
+    tau = _tau_means(np.vstack(per_tau))
+    return rho + np.nan_to_num(tau)
 
 
 def criteria(
