@@ -171,7 +171,7 @@ def _decision(outcome: Outcome, files: Sequence[HeadFile], check: ScrambleCheck 
     for name, ev in outcome.rounds:
         for k in ev.ranked()[:8]:
             row = ev.row(k)
-            table.append({**row, "round": name, "rho": row["criterion"], "tau": None})
+            table.append({**row, "round": name})
     held = "named readings judged whole on every rating (no fit)"
     if len(outcome.rounds) > 1:
         held += "; fitted candidates on folds of the inputs"

@@ -80,11 +80,31 @@ def _tau_means(taus: np.ndarray, pick: np.ndarray | None = None) -> np.ndarray:
         return np.where(n > 0, np.where(ok, t, 0.0).sum(axis=0) / n, np.nan)
 
 
+def _means(per_rho: list[np.ndarray], per_tau: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(mean rho over files, mean tau over files), NaN left out."""
+    return _tau_means(np.vstack(per_rho)), _tau_means(np.vstack(per_tau))
+
+
 def _combine(per_rho: list[np.ndarray], per_tau: list[np.ndarray]) -> np.ndarray:
     """Mean rho over files + mean tau over files (tau counted where any file has one)."""
-    rho = _tau_means(np.vstack(per_rho))  # NaN where people rated every output alike
-    tau = _tau_means(np.vstack(per_tau))
+    rho, tau = _means(per_rho, per_tau)  # rho NaN where people rated every output alike
     return rho + np.nan_to_num(tau)
+
+
+def _point(prepared) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    return [rhos(P, f.human) for f, P, _, _ in prepared], [_tau_means(T) for _, _, T, _ in prepared]
+
+
+def point_means(
+    preds: Sequence[Mapping[str, np.ndarray]], files: Sequence[HeadFile]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mean rho, mean per-input tau) of each head over `files`, as `criteria` sums them."""
+    prepared = []
+    for f in files:
+        P = np.column_stack([np.asarray(p[f.name], dtype=float) for p in preds])
+        T = np.column_stack([group_taus(P[:, k], f) for k in range(P.shape[1])])
+        prepared.append((f, P, T, None))
+    return _means(*_point(prepared))
 
 
 def criteria(
@@ -102,9 +122,7 @@ def criteria(
         P = np.column_stack([np.asarray(p[f.name], dtype=float) for p in preds])
         T = np.column_stack([group_taus(P[:, k], f) for k in range(P.shape[1])])
         prepared.append((f, P, T, members(f)))
-    point = _combine(
-        [rhos(P, f.human) for f, P, _, _ in prepared], [_tau_means(T) for _, _, T, _ in prepared]
-    )
+    point = _combine(*_point(prepared))
     samples = np.empty((n_samples, len(preds)))
     for b in range(n_samples):
         per_rho, per_tau = [], []
@@ -124,6 +142,8 @@ class Evidence:
     labels: tuple[str, ...]
     start: float  # the starting head's criterion
     point: np.ndarray  # each candidate's criterion
+    rho: np.ndarray  # its mean rho
+    tau: np.ndarray  # its mean per-input tau (NaN: no input has two outputs rated apart)
     gain: np.ndarray  # point - start
     low: np.ndarray  # simultaneous lower bound of the gain (`switch_to`)
     chosen: int | None  # the candidate the rule takes, or None: the start stays
@@ -132,6 +152,8 @@ class Evidence:
         return {
             "label": self.labels[k],
             "criterion": round(float(self.point[k]), 4),
+            "rho": None if not np.isfinite(self.rho[k]) else round(float(self.rho[k]), 4),
+            "tau": None if not np.isfinite(self.tau[k]) else round(float(self.tau[k]), 4),
             "gain": round(float(self.gain[k]), 4),
             "gain_low": None if not np.isfinite(self.low[k]) else round(float(self.low[k]), 4),
         }
@@ -182,7 +204,9 @@ def evidence(
     """Every candidate's gain over `start` (both {file: values}) on the same draws of the
     user's inputs, and the rule's choice (`switch_to`)."""
     labels = tuple(candidates)
-    point, sampled = criteria([start, *candidates.values()], files, n_samples=n_samples, seed=seed)
+    heads = [start, *candidates.values()]
+    point, sampled = criteria(heads, files, n_samples=n_samples, seed=seed)
+    rho, tau = point_means(heads, files)
     gain = point[1:] - point[0]
     chosen, low = switch_to(gain, sampled[:, 1:] - sampled[:, :1], level=level)
-    return Evidence(labels, float(point[0]), point[1:], gain, low, chosen)
+    return Evidence(labels, float(point[0]), point[1:], rho[1:], tau[1:], gain, low, chosen)
