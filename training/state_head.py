@@ -42,7 +42,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from training.heads import MINUS_LENGTH, baseline, head_files
+from scorer.calibration import card_heads
+from training.heads import MINUS_LENGTH, READINGS, baseline, head_files
 from training.heads_select import HeadFile, Judgement, held_out, interval, judge, unit_weights
 
 __all__ = ["StateFile", "StateHead", "choose", "fit", "main", "ships"]
@@ -100,9 +101,23 @@ def fit(
     layers: Sequence[int],
     poolings: Sequence[str],
 ) -> StateHead:
-    """The ridge on the standardised states at (layer index, pooling index) of `files`, alpha
-    per 1,000 weighted rows; "states + logprob" averages its prediction in z with the summed
-    log-probability's z (both z on the fit rows, weighted). Returned in the inputs' own units."""
+    """The head of one variant and alpha (`fit_all`)."""
+    return fit_all(files, at, [alpha], layers, poolings, variants=(variant,))[variant, alpha]
+
+
+def fit_all(
+    files: Sequence[StateFile],
+    at: tuple[int, int],
+    alphas: Sequence[float],
+    layers: Sequence[int],
+    poolings: Sequence[str],
+    variants: Sequence[str] = VARIANTS,
+) -> dict[tuple[str, float], StateHead]:
+    """{(variant, alpha): head} on the states at (layer index, pooling index) of `files`: a
+    ridge on the standardised states, alpha per 1,000 weighted rows, one fit for every alpha
+    (scikit-learn's `Ridge` with an alpha a target, the targets the same ratings: one Gram
+    matrix for all); "states + logprob" averages its prediction in z with the summed
+    log-probability's z (both z on the fit rows, weighted). Returned in the inputs' units."""
     from sklearn.linear_model import Ridge
     from sklearn.preprocessing import StandardScaler
 
@@ -112,20 +127,26 @@ def fit(
     w = _weights(files)
     scaler = StandardScaler().fit(X, sample_weight=w)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-    ridge = Ridge(alpha=alpha * len(y) / 1000.0).fit((X - scaler.mean_) / scale, y, sample_weight=w)
-    coef = ridge.coef_ / scale
-    intercept = float(ridge.intercept_ - coef @ scaler.mean_)
-    lp_coef = 0.0
-    if variant == "states + logprob":
-        r = X @ coef + intercept
-        r_mean, r_sd = _wstats(r, w)
-        lp_mean, lp_sd = _wstats(lp, w)
-        coef = 0.5 * coef / r_sd
-        lp_coef = 0.5 / lp_sd
-        intercept = 0.5 * (intercept - r_mean) / r_sd - 0.5 * lp_mean / lp_sd
-    return StateHead(
-        layers[at[0]], poolings[at[1]], variant, float(alpha), coef, lp_coef, intercept
+    strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
+    ridge = Ridge(alpha=strengths).fit(
+        (X - scaler.mean_) / scale, np.tile(y[:, None], len(alphas)), sample_weight=w
     )
+    lp_mean, lp_sd = _wstats(lp, w)
+    coefs, intercepts = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)  # 1 alpha: 1-d
+    out = {}
+    for k, alpha in enumerate(alphas):
+        coef = coefs[k] / scale
+        intercept = float(intercepts[k] - coef @ scaler.mean_)
+        for variant in variants:
+            c, b, lp_coef = coef, intercept, 0.0
+            if variant == "states + logprob":
+                r_mean, r_sd = _wstats(X @ coef + intercept, w)
+                c, lp_coef = 0.5 * coef / r_sd, 0.5 / lp_sd
+                b = 0.5 * (intercept - r_mean) / r_sd - 0.5 * lp_mean / lp_sd
+            out[variant, float(alpha)] = StateHead(
+                layers[at[0]], poolings[at[1]], variant, float(alpha), c, lp_coef, b
+            )
+    return out
 
 
 def _wstats(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -153,26 +174,28 @@ def held_out_predictions(
     poolings: Sequence[str],
     alphas: Sequence[float] = ALPHAS,
     variants: Sequence[str] = VARIANTS,
+    grid: Sequence[tuple[int, int]] | None = None,
 ) -> dict[tuple, dict[str, np.ndarray]]:
     """{(layer, pooling, variant, alpha): {file: predictions on its judged outputs by the head
-    fitted without its unit (genre, or dataset)}}."""
+    fitted without its unit (genre, or dataset)}}, over `grid` ((layer, pooling) positions;
+    None: all)."""
     out: dict[tuple, dict[str, np.ndarray]] = {}
-    grid = [(a, p) for a in range(len(layers)) for p in range(len(poolings))]
+    if grid is None:
+        grid = [(a, p) for a in range(len(layers)) for p in range(len(poolings))]
     units = _units(files, by_genre)
     with tqdm(total=len(grid) * len(units), desc="held-out fits", unit=" fold") as bar:
         for at in grid:
             for unit in units:
                 train = [f for f in files if f.name not in unit]
-                for variant in variants:
-                    for alpha in alphas:
-                        head = fit(train, at, variant, alpha, layers, poolings)
-                        key = (layers[at[0]], poolings[at[1]], variant, alpha)
-                        for f in files:
-                            if f.name in unit:
-                                rows = f.judged
-                                out.setdefault(key, {})[f.name] = head.predict(
-                                    f.states[rows, at[0], at[1]], f.logprob[rows]
-                                )
+                heads = fit_all(train, at, alphas, layers, poolings, variants)
+                for (variant, alpha), head in heads.items():
+                    key = (layers[at[0]], poolings[at[1]], variant, alpha)
+                    for f in files:
+                        if f.name in unit:
+                            rows = f.judged
+                            out.setdefault(key, {})[f.name] = head.predict(
+                                f.states[rows, at[0], at[1]], f.logprob[rows]
+                            )
                 bar.update()
     return out
 
@@ -412,8 +435,16 @@ def per_file_lines(rows: Sequence[Mapping]) -> list[str]:
     return out
 
 
-def section(head: StateHead, files: Sequence[StateFile], decision: Mapping, command: str) -> dict:
-    """The general head's card section (`scorer.calibration.load_head_section`): a linear head
+def section(
+    head: StateHead,
+    files: Sequence[StateFile],
+    decision: Mapping,
+    command: str,
+    *,
+    genre: str = "general",
+    held: str = "one genre out, over every genre",
+) -> dict:
+    """A head's card section (`scorer.calibration.load_head_section`): a linear head
     read whole, over the GLEU score (weight 0), the state columns and the summed
     log-probability; no clip (each input's range is the model's own)."""
     from features.neural_lm import STATE_NAMES
@@ -421,7 +452,7 @@ def section(head: StateHead, files: Sequence[StateFile], decision: Mapping, comm
     inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
     coef = [0.0, *head.coef.tolist(), head.logprob_coef]
     return {
-        "genre": "general",
+        "genre": genre,
         "aggregate": "whole",
         "inputs": inputs,
         "linear": {"coef": coef, "intercept": head.intercept},
@@ -437,7 +468,7 @@ def section(head: StateHead, files: Sequence[StateFile], decision: Mapping, comm
             "alpha": head.alpha,
             "variant": head.variant,
         },
-        "held_out": "one genre out, over every genre",
+        "held_out": held,
         "selection": dict(decision),
         "files": {f.name: len(f.human) for f in files},
         "command": command,
@@ -451,7 +482,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from scorer.config import from_env
     from scorer.evidence.benchmark_run import judgement_files
     from scorer.evidence.genres import GENRES, genres_of
-    from training.heads_systems import system_view
 
     ap = argparse.ArgumentParser(prog="python -m training.state_head", description=__doc__)
     ap.add_argument("--model", default="neural", help="the tier's bundle")
@@ -464,6 +494,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
+    ap.add_argument(
+        "--genres",
+        nargs="*",
+        default=["data-to-text", "mt", "summaries", "dialogue", "acceptability"],
+        help="genre heads tried beside the general head (one dataset out)",
+    )
     ap.add_argument("--states-only", action="store_true", help="compute the states, then stop")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--write", action="store_true", help="ship the head when it passes")
@@ -476,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scorer,
         paths,
         genres,
-        ("whole", "weighted"),
+        READINGS,
         cache_dir=default_cache_dir(),
         n_jobs=args.jobs,
         max_outputs=args.max_outputs,
@@ -498,16 +534,97 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.states_only:
         return 0
-    layers = scorer.resources.get("neural", load_neural).layers
-    preds = held_out_predictions(files, True, layers, POOLINGS)
-    scores = {k: judge(p, judged, True) for k, p in preds.items()}
+    lm = scorer.resources.get("neural", load_neural)
+    current = {g: (h["aggregate"], _inputs(h)) for g, h in card_heads(scorer.card).items()}
+    units = ["general", *[g for g in dict.fromkeys(genres.values()) if g in args.genres]]
+    sections, entries, grids = {}, {}, {}
+    for unit in units:
+        by_genre = unit == "general"
+        mine = files if by_genre else [f for f in files if f.genre == unit]
+        shown = judged if by_genre else [f for f in judged if f.genre == unit]
+        if len(mine) < 2:
+            print(f"\n## {unit}: one dataset, nothing to hold out")
+            continue
+        # A genre head reads the states the general head chose (one extractor a bundle).
+        at = None if by_genre else (lm.layers.index(STATE_LAYER), POOLINGS.index(STATE_POOLING))
+        reading, inputs = current.get(unit) or current["general"]
+        result = evaluate(
+            mine,
+            shown,
+            by_genre,
+            lm.layers,
+            (reading, inputs),
+            samples=args.samples,
+            seed=args.seed,
+            at=at,
+        )
+        grids[unit] = result.pop("grid")
+        entry, chosen = result["entry"], result["chosen"]
+        print(f"\n## {unit}: {entry['decision']}")
+        print("\n".join(table_lines(entry["table"], len(shown))))
+        print()
+        print("\n".join(per_file_lines(entry["table"])))
+        print(f"chosen {chosen}: {json.dumps(result['how'])}")
+        if not result["ok"]:
+            continue
+        layer, pooling, variant, alpha = chosen
+        if (layer, pooling) != (STATE_LAYER, STATE_POOLING):
+            print(
+                f"{unit}: the chosen states (layer {layer}, {pooling}) are not neural_states.v1's "
+                f"(layer {STATE_LAYER}, {STATE_POOLING}): change features/neural_lm.py first",
+                file=sys.stderr,
+            )
+            continue
+        at = (lm.layers.index(layer), POOLINGS.index(pooling))
+        head = fit(mine, at, variant, alpha, lm.layers, POOLINGS)
+        command = "python -m training.state_head " + shlex.join(
+            list(argv) if argv is not None else sys.argv[1:]
+        )
+        decision = {**result["how"], "decision": entry["decision"]}
+        sections[unit] = section(head, mine, decision, command, genre=unit, held=entry["held_out"])
+        entries[unit] = entry
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"shipped": entries, "grid": grids}, indent=1))
+    if args.write and sections:
+        write_heads(scorer, sections, entries)
+    return 0
+
+
+def _inputs(section: Mapping) -> list[str]:
+    """A card head's inputs with a weight (the GLEU score is every head's first, often 0)."""
+    return [c for c, w in zip(section["inputs"], section["linear"]["coef"], strict=True) if w]
+
+
+def evaluate(
+    files: Sequence[StateFile],
+    judged: Sequence[HeadFile],
+    by_genre: bool,
+    layers: Sequence[int],
+    current: tuple[str, Sequence[str]],
+    *,
+    samples: int,
+    seed: int,
+    at: tuple[int, int] | None = None,
+) -> dict:
+    """The learned head for `files` held out (one genre out with `by_genre`, else one dataset
+    out), chosen (`choose`), judged against minus the length, the summed log-probability and
+    the `current` head ((reading, inputs), refitted held out the same way), per text and per
+    system, and the ship rule's decision (`ships`): {"chosen", "how", "ok", "entry" (the
+    report's entry, its table headed by the head), "grid" (every setting's criterion)}."""
+    from features.neural_lm import POOLINGS
+    from training.heads_systems import system_view
+
+    grid = None if at is None else [at]
+    preds = held_out_predictions(files, by_genre, layers, POOLINGS, grid=grid)
+    scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
     chosen, how = choose(scores)
-    by_genre = True
-    view = system_view(judged, by_genre, n_samples=args.samples, seed=args.seed)
+    view = system_view(judged, by_genre, n_samples=samples, seed=seed)
+    reading, inputs = current
     comparisons = {
         MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
         LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
-        CURRENT: held_out(judged, "weighted", ["gleu"], by_genre),
+        CURRENT: held_out(judged, reading, list(inputs), by_genre),
         "GLEU, whole": held_out(judged, "whole", ["gleu"], by_genre),
     }
     refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
@@ -522,67 +639,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = {
         v: f"ridge on the states{' + logprob sum, in z' if '+' in v else ''}" for v in VARIANTS
     }
-    gap = view.gain(preds[chosen], comparisons[CURRENT]) if view else None
+    gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
     ok, why = ships(
         scores[chosen], refs[MINUS_LENGTH], refs[LOGPROB_LABEL], refs[CURRENT], system_gap=gap
     )
     rows = []
     for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
         label = "head" if key == chosen else f"{labels[variant]} (layer {key[0]}, {key[1]})"
-        row, _ = _row(label, preds[key], judged, by_genre, view, others, args.samples, args.seed)
+        row, _ = _row(label, preds[key], judged, by_genre, view, others, samples, seed)
         rows.append(row)
         if key == chosen:  # what the README's table reads: the head against its inputs
             row["wins"] |= {"best single input": row["wins"]["logprob sum"], "files": len(judged)}
             for label, p in comparisons.items():
+                if label == CURRENT:
+                    label = f"current head ({', '.join(inputs)}, {reading})"
                 if label == LOGPROB_LABEL:
                     label = f"best single input: {label}"
-                rows.append(
-                    _row(label, p, judged, by_genre, view, others, args.samples, args.seed)[0]
-                )
+                rows.append(_row(label, p, judged, by_genre, view, others, samples, seed)[0])
     layer, pooling, variant, alpha = chosen
-    decision = (
-        f"{'shipped' if ok else 'not shipped'}: {labels[variant]} (SmolLM2 layer {layer} of 30, "
-        f"{pooling}-pooled, alpha {alpha:g} per 1,000 rows); {why}"
-    )
-    report = {
-        "decision": decision,
+    held = "one genre out, over every genre" if by_genre else "one dataset of the genre out"
+    entry = {
+        "decision": (
+            f"{'shipped' if ok else 'not shipped'}: {labels[variant]} (SmolLM2 layer {layer} "
+            f"of 30, {pooling}-pooled, alpha {alpha:g} per 1,000 rows); {why}"
+        ),
         "reading": "whole",
         "inputs": [f"SmolLM2 states (layer {layer}, {pooling})"]
         + ([LOGPROB] if "+" in variant else []),
-        "held_out": "one genre out, over every genre",
+        "held_out": held,
         "table": rows,
         "system_level_skipped": dict(view.skipped) if view else {},
     }
-    print("\n".join(table_lines(rows, len(judged))))
-    print()
-    print("\n".join(per_file_lines(rows)))
-    print(f"\nchosen {chosen}: {json.dumps(how)}\n{decision}")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        grid = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
-        Path(args.json).write_text(json.dumps({**report, "how": how, "grid": grid}, indent=1))
-    if args.write and ok:
-        if (layer, pooling) != (STATE_LAYER, STATE_POOLING):
-            print(
-                f"the chosen states (layer {layer}, {pooling}) are not neural_states.v1's "
-                f"(layer {STATE_LAYER}, {STATE_POOLING}): change features/neural_lm.py first",
-                file=sys.stderr,
-            )
-            return 1
-        at = (layers.index(layer), POOLINGS.index(pooling))
-        head = fit(files, at, variant, alpha, layers, POOLINGS)
-        command = "python -m training.state_head " + shlex.join(
-            list(argv) if argv is not None else sys.argv[1:]
-        )
-        write_head(scorer, section(head, files, {**how, "decision": decision}, command), report)
-    return 0
+    grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
+    return {"chosen": chosen, "how": how, "ok": ok, "entry": entry, "grid": grid_out}
 
 
-def write_head(scorer, sect: Mapping, entry: Mapping) -> None:
-    """The head into its bundle as the general head (`training.heads.write_card`: the card
-    without tables, `heads_report.json` beside it, the README), the states family among the
-    extractors its heads read; the genre heads and their reports kept."""
-    from scorer.calibration import card_heads
+def write_heads(scorer, sections: Mapping[str, dict], entries: Mapping[str, dict]) -> None:
+    """The heads into their bundle (`training.heads.write_card`: the card without tables,
+    `heads_report.json` beside it, the README), replacing those of their genres, the states
+    family among the extractors its heads read; the other heads and their reports kept."""
     from scorer.heads_report import read_heads_report
     from training.heads import write_card
 
@@ -591,9 +686,11 @@ def write_head(scorer, sect: Mapping, entry: Mapping) -> None:
     card = json.loads(path.read_text(encoding="utf-8"))
     card["head_features"] = [STATES]
     path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    sections = {**card_heads(card), "general": dict(sect)}
-    report = {**read_heads_report(folder, card), "general": dict(entry)}
-    write_card(folder, sections, report)
+    write_card(
+        folder,
+        {**card_heads(card), **sections},
+        {**read_heads_report(folder, card), **entries},
+    )
 
 
 if __name__ == "__main__":

@@ -106,3 +106,16 @@ def test_a_fit_is_finite_on_constant_columns(variant):
         f.states[:, 1, 0, :4] = 1.0  # columns with no spread
     head = fit(files, (1, 0), variant, 10.0, LAYERS, POOLINGS)
     assert np.isfinite(head.coef).all() and np.isfinite(head.intercept)
+
+
+def test_one_fit_for_every_alpha_is_each_alpha_fitted_alone():
+    from training.state_head import fit_all
+
+    files = _files(n_files=3)
+    together = fit_all(files, (1, 0), [10.0, 1000.0], LAYERS, POOLINGS)
+    for (variant, alpha), head in together.items():
+        alone = fit(files, (1, 0), variant, alpha, LAYERS, POOLINGS)
+        assert np.allclose(head.coef, alone.coef, atol=1e-10)
+        assert head.intercept == pytest.approx(alone.intercept, abs=1e-10)
+        assert head.logprob_coef == pytest.approx(alone.logprob_coef)
+    assert not np.allclose(together["states", 10.0].coef, together["states", 1000.0].coef)
