@@ -39,6 +39,7 @@ from training.switch import LEVEL, Evidence, evidence
 
 __all__ = [
     "LOGPROB_SUMS",
+    "MIN_INPUTS",
     "Linear",
     "Outcome",
     "calibrate_from",
@@ -51,6 +52,9 @@ MINUS_THE_LENGTH = "minus the length"
 # and SmolLM2's (the neural tier).
 LOGPROB_SUMS = ("lm.v1/logprob_sum", "spacy.v1/logprob_sum", "neural.v2/logprob_sum")
 BASE = "head in hand"  # the column a fitted addition reads the head it adds to from
+# Fewer inputs than this and the bootstrap has too few distinct draws to bound a gain (two
+# inputs give three), and the inputs too few to stand for the ones to come: nothing is tried.
+MIN_INPUTS = 10
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,13 @@ def calibrate_from(
         raise InputError("give at least one judgement file")
     if not start.reads(files[0]):
         raise InputError(f"the starting head {start.label} reads columns the ratings lack")
+    n_inputs = sum(len(set(f.groups)) for f in files)
+    if n_inputs < MIN_INPUTS:
+        why = (
+            f"{n_inputs} inputs, fewer than {MIN_INPUTS}: too few to judge a switch on, nothing "
+            "tried (rate more inputs, or leave --group-column out where outputs are not grouped)"
+        )
+        return Outcome(started_from, start, start, [], [why])
     opts = {"n_samples": n_samples, "seed": seed, "level": level}
     notes: list[str] = []
     rounds = []

@@ -122,6 +122,21 @@ def test_the_starting_head_is_left_only_for_a_reading_people_follow(kind, head):
     assert "x2 (whole)" in fitted.labels and f"{outcome.head.label} + x2" in fitted.labels
 
 
+def test_too_few_inputs_to_judge_a_switch_on_keep_the_start():
+    # Two inputs of many outputs each: people follow the length here, but a bootstrap over two
+    # inputs has three distinct draws, and two inputs do not stand for the next ones.
+    f = _rated("length", n_groups=9, per=11)
+    named = named_readings({}, ["whole"], f.columns)
+    outcome = calibrate_from([f], SHIPPED, named, ["whole"], n_samples=200)
+    assert outcome.kept and outcome.rounds == []
+    assert outcome.notes == [
+        "9 inputs, fewer than 10: too few to judge a switch on, nothing tried (rate more "
+        "inputs, or leave --group-column out where outputs are not grouped)"
+    ]
+    more = _rated("length", n_groups=10, per=10)
+    assert not calibrate_from([more], SHIPPED, named, ["whole"], n_samples=200).kept
+
+
 def test_the_gain_is_judged_on_draws_of_inputs_for_every_candidate_at_once():
     f = _rated("length")
     start = {f.name: f.columns["whole"]["gleu"]}
