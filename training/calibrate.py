@@ -306,6 +306,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
             {**scorer.card, "name": source.name},
             readings,
             held_out=False,
+            start_from=args.start,
             sizes=CALIBRATE_SIZES,
             draws=args.draws,
             seed=args.seed,

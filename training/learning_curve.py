@@ -241,11 +241,13 @@ def curves(
     *,
     only: Sequence[str] | None = None,
     held_out: bool = True,
+    start_from: str | None = None,
     **options,
 ) -> list[FileCurve]:
     """`file_curve` of each file (of `only`, where given), calibrated from the heads of the
     bundle whose card is `card`: with `held_out`, each refitted without the file where it was
-    fitted on it (`training.shipped_held_out`), the shipped heads beside them in-sample."""
+    fitted on it (`training.shipped_held_out`), the shipped heads beside them in-sample;
+    without, as shipped, from the head `start_from` names where it names one."""
     from tqdm import tqdm
 
     from training.shipped_held_out import held_out_heads, starting_head
@@ -263,7 +265,7 @@ def curves(
             references = shipped_columns(card, f)
         else:
             heads = None
-            start = start_head(card, f.genre)[1]
+            start = start_head(card, f.genre, start_from)[1]
             references = {}
         named = named_readings(card, readings, f.columns, heads=heads)
         found.append(file_curve(f, start, named, references, readings, **options))
