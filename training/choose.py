@@ -1,8 +1,9 @@
-"""Choosing a head on a user's judged datasets, the one way `fluency calibrate`, `fluency
-benchmark --protocol lodo` and `python -m training.learning_curve` all choose: the judged files
+"""Choosing a head afresh on judged datasets, as the shipped heads are chosen: the judged files
 as `training.heads_select.HeadFile`s (one file cut into folds of whole inputs, several held
 out one at a time), the selection that chose the shipped heads (`select_head`, then
-`training.heads.decide`), and the head fitted on every file."""
+`training.heads.decide`), and the head fitted on every file. `fluency benchmark --protocol
+lodo` chooses so (`training.held_out`); `fluency calibrate` starts from a shipped head instead
+(`training.start`), and reads the folds from here."""
 
 from __future__ import annotations
 

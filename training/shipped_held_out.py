@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from scorer.calibration import GENERAL, card_heads
 from training.heads import section
 from training.heads_select import HeadFile, fit_head
-from training.start import Linear
+from training.linear_head import Linear
 
 __all__ = ["held_out_heads", "starting_head"]
 

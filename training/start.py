@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from features.errors import InputError
 from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
-from scorer.calibration import READINGS as READING_COLUMNS
-from training.choose import FOLDS, fold_rows, subset
-from training.heads_select import HeadFile, ScrambleCheck, fit_head, spearman, unit_weights
+from training.choose import FOLDS
+from training.fitted import Plan, cross_validated, on_their_scale, with_base
+from training.heads_select import HeadFile, ScrambleCheck
+from training.linear_head import Linear
 from training.switch import LEVEL, Evidence, evidence
 
 __all__ = [
@@ -51,96 +52,9 @@ MINUS_THE_LENGTH = "minus the length"
 # The summed log-probabilities a bundle may read: the n-gram LM's (derived), spaCy's parse's
 # and SmolLM2's (the neural tier).
 LOGPROB_SUMS = ("lm.v1/logprob_sum", "spacy.v1/logprob_sum", "neural.v2/logprob_sum")
-BASE = "head in hand"  # the column a fitted addition reads the head it adds to from
 # Fewer inputs than this and the bootstrap has too few distinct draws to bound a gain (two
 # inputs give three), and the inputs too few to stand for the ones to come: nothing is tried.
 MIN_INPUTS = 10
-
-
-@dataclass(frozen=True)
-class Linear:
-    """A head as a card holds one: under `reading`, each input clipped to [low, high], then
-    weighted and summed with the intercept."""
-
-    label: str
-    kind: str  # "head", "reading", "column" or "addition"
-    reading: str
-    inputs: tuple[str, ...]
-    coef: np.ndarray
-    intercept: float
-    low: np.ndarray = field(default=None)  # -inf: open
-    high: np.ndarray = field(default=None)
-
-    def __post_init__(self):
-        n = len(self.inputs)
-        object.__setattr__(self, "coef", np.asarray(self.coef, dtype=float))
-        for side, fill in (("low", -np.inf), ("high", np.inf)):
-            v = getattr(self, side)
-            object.__setattr__(self, side, np.full(n, fill) if v is None else np.asarray(v, float))
-
-    @classmethod
-    def from_section(cls, label: str, section: Mapping) -> Linear | None:
-        """The head a card section describes (None for a pickled head: not linear)."""
-        linear = section.get("linear")
-        if not linear:
-            return None
-        clip = section.get("clip") or {}
-        n = len(section["inputs"])
-
-        def side(values, fill):
-            values = values or [None] * n
-            return [fill if v is None else float(v) for v in values]
-
-        return cls(
-            label,
-            "head",
-            str(section.get("aggregate") or "whole"),
-            tuple(section["inputs"]),
-            linear["coef"],
-            float(linear["intercept"]),
-            side(clip.get("low"), -np.inf),
-            side(clip.get("high"), np.inf),
-        )
-
-    def predict(self, columns: Mapping[str, Mapping[str, np.ndarray]]) -> np.ndarray:
-        X = np.column_stack([columns[self.reading][c] for c in self.inputs])
-        return np.clip(X, self.low, self.high) @ self.coef + self.intercept
-
-    def reads(self, file: HeadFile) -> bool:
-        cols = file.columns.get(self.reading, {})
-        return all(c in cols for c in self.inputs)
-
-    def scaled(self, a: float, b: float) -> Linear:
-        return replace(self, coef=a * self.coef, intercept=a * self.intercept + b)
-
-    def weights(self) -> str:
-        terms = [f"{w:+.4g} {c}" for c, w in zip(self.inputs, self.coef, strict=True) if w]
-        return f"{' '.join(terms) or '0'} {self.intercept:+.4g}, read {self.reading}"
-
-    def section(self, genre: str, **extra) -> dict:
-        """A card section (`scorer.calibration.load_head_section` reads it): the GLEU score
-        first, the readings' columns last."""
-        first = [GLEU_INPUT]
-        rest = [c for c in self.inputs if c != GLEU_INPUT and c not in READING_COLUMNS]
-        last = [c for c in self.inputs if c in READING_COLUMNS]
-        order = first + rest + last
-        at = {c: k for k, c in enumerate(self.inputs)}
-
-        def pick(values, open_):
-            return [
-                None if c not in at or values[at[c]] == open_ else float(values[at[c]])
-                for c in order
-            ]
-
-        coef = [float(self.coef[at[c]]) if c in at else 0.0 for c in order]
-        return {
-            "genre": genre,
-            "aggregate": self.reading,
-            "inputs": order,
-            "linear": {"coef": coef, "intercept": float(self.intercept)},
-            "clip": {"low": pick(self.low, -np.inf), "high": pick(self.high, np.inf)},
-            **extra,
-        }
 
 
 def start_head(card: Mapping, genre: str, start: str | None = None) -> tuple[str, Linear]:
@@ -195,136 +109,6 @@ def named_readings(
             out.append(Linear(f"{c} ({summed})", "reading", summed, (c,), [1.0], 0.0))
     for r in readings:
         out.append(Linear(f"the GLEU score ({r})", "reading", r, (GLEU_INPUT,), [1.0], 0.0))
-    return out
-
-
-# -- fitting on the user's ratings ---------------------------------------------------------------
-
-
-def _pooled(files: Sequence[HeadFile], values: Mapping[str, np.ndarray]):
-    x = np.concatenate([values[f.name] for f in files])
-    y = np.concatenate([f.target for f in files])
-    return x, y, unit_weights(files)
-
-
-def on_their_scale(head: Linear, files: Sequence[HeadFile], spread: float) -> Linear:
-    """`head` mapped to the user's ratings (z-normalised within each dataset) by a positive
-    slope and an intercept; where no positive slope fits, scaled to `spread` (the starting
-    head's standard deviation over the user's outputs) around 0."""
-    from sklearn.linear_model import LinearRegression
-
-    x, y, w = _pooled(files, {f.name: head.predict(f.columns) for f in files})
-    fit = LinearRegression(positive=True).fit(x[:, None], y, sample_weight=w)
-    a = float(fit.coef_[0])
-    if a <= 0:
-        sd = float(np.sqrt(np.average((x - np.average(x, weights=w)) ** 2, weights=w)))
-        a = spread / sd if sd > 0 else 1.0
-        return head.scaled(a, -a * float(np.average(x, weights=w)))
-    return head.scaled(a, float(fit.intercept_))
-
-
-def _with_base(files: Sequence[HeadFile], base: Linear) -> list[HeadFile]:
-    """Copies of `files` whose columns under `base`'s reading hold its values as `BASE`."""
-    out = []
-    for f in files:
-        cols = {r: dict(c) for r, c in f.columns.items()}
-        cols[base.reading][BASE] = base.predict(f.columns)
-        out.append(HeadFile(f.name, f.genre, f.human, f.groups, cols, f.baselines, f.systems))
-    return out
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A fitted candidate: `extra` columns under `reading`, on top of `base` (or alone)."""
-
-    reading: str
-    base: Linear | None
-    extra: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        if self.base is None:
-            return f"{' + '.join(self.extra)} ({self.reading})"
-        return f"{self.base.label} + {' + '.join(self.extra)}"
-
-    @property
-    def inputs(self) -> tuple[str, ...]:
-        return self.extra if self.base is None else (BASE, *self.extra)
-
-    def fit(self, files: Sequence[HeadFile]) -> Linear:
-        """Fitted on every file: a `Linear` over the base's inputs and the added columns."""
-        fitted = fit_head(files, self.reading, self.inputs)
-        coef = dict(zip(self.inputs, fitted.coef, strict=True))
-        ranges = {
-            c: np.concatenate([f.columns[self.reading][c] for f in files]) for c in self.extra
-        }
-        # Each added column capped on the side where it raises the score, at the edge of the
-        # range it took in the fit (as `training.heads.section` caps a shipped head's inputs).
-        low = [ranges[c].min() if coef[c] < 0 else -np.inf for c in self.extra]
-        high = [ranges[c].max() if coef[c] > 0 else np.inf for c in self.extra]
-        w = [coef[c] for c in self.extra]
-        if self.base is None:
-            kind = "column" if len(self.extra) == 1 else "addition"
-            return Linear(
-                self.label, kind, self.reading, self.extra, w, fitted.intercept, low, high
-            )
-        a = coef[BASE]
-        b = self.base
-        return Linear(
-            self.label,
-            "addition",
-            self.reading,
-            (*b.inputs, *self.extra),
-            [*(a * b.coef), *w],
-            a * b.intercept + fitted.intercept,
-            [*b.low, *low],
-            [*b.high, *high],
-        )
-
-
-def _fold_of(files: Sequence[HeadFile], k: int, seed: int) -> dict[str, np.ndarray] | None:
-    """{file: each output's fold}: folds of whole inputs within each file (fold i of every file
-    held out together), or None where a file has fewer than two inputs."""
-    out = {}
-    for f in files:
-        n_inputs = len(set(f.groups))
-        if n_inputs < 2:
-            return None
-        fold = np.empty(len(f.human), dtype=int)
-        for i, rows in enumerate(fold_rows(f.groups, min(k, n_inputs), seed=seed)):
-            fold[rows] = i
-        out[f.name] = fold
-    return out
-
-
-def cross_validated(
-    plans: Sequence[Plan], files: Sequence[HeadFile], folds: int, seed: int
-) -> dict[str, dict[str, np.ndarray]]:
-    """{plan label: {file: each output scored by the plan fitted without its fold}}; a single
-    column alone needs no fit beyond its sign, taken on the training folds."""
-    fold = _fold_of(files, folds, seed)
-    if fold is None:
-        return {}
-    out = {p.label: {f.name: np.zeros(len(f.human)) for f in files} for p in plans}
-    for k in range(max(v.max() for v in fold.values()) + 1):
-        train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
-        test = {f.name: np.flatnonzero(fold[f.name] == k) for f in files}
-        train = [t for t in train if len(t.human) > 1]
-        for p in plans:
-            if p.base is None and len(p.extra) == 1:
-                c = p.extra[0]
-                rhos = [spearman(t.columns[p.reading][c], t.human) for t in train]
-                sign = -1.0 if np.nanmean(np.nan_to_num(rhos)) < 0 else 1.0
-                for f in files:
-                    out[p.label][f.name][test[f.name]] = (
-                        sign * f.columns[p.reading][c][test[f.name]]
-                    )
-                continue
-            fitted = fit_head(train, p.reading, p.inputs)
-            for f in files:
-                rows = test[f.name]
-                X = np.column_stack([f.columns[p.reading][c][rows] for c in p.inputs])
-                out[p.label][f.name][rows] = X @ fitted.coef + fitted.intercept
     return out
 
 
@@ -450,7 +234,7 @@ def calibrate_from(
     current = scored if head is start else values[head.label]
 
     # Fitted: single columns (first round only) and columns added to the head in hand.
-    base_files = _with_base(files, head)
+    base_files = with_base(files, head)
 
     def addable(reading: str, taken: set[str]) -> list[str]:
         return [

@@ -15,7 +15,7 @@ from training.heads import MINUS_LENGTH, text_columns
 from training.heads_select import HeadFile
 from training.judged_table import read_table
 from training.learning_curve import file_curve, plot, shipped_columns, table, wins
-from training.start import Linear
+from training.linear_head import Linear
 
 SENTENCES = [
     "The hotel is near the station.",
