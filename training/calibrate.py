@@ -25,9 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from features.rows import default_cache_dir
 from training.choose import FOLDS
-from training.heads import MINUS_LENGTH, READINGS, scramble_check, text_columns, write_card
+from training.head_cards import write_card
+from training.head_files import (
+    MINUS_LENGTH,
+    READINGS,
+    add_rows_options,
+    read_scrambles,
+    text_columns,
+)
 from training.heads_select import HeadFile, ScrambleCheck
 from training.start import Outcome, calibrate_from, named_readings, start_head
 from training.switch import LEVEL
@@ -265,11 +271,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
     genre = args.genre or Path(args.out).name
     readings = list(dict.fromkeys(args.aggregate or READINGS))
     cache = args.cache or None
-    check = None
-    if args.scrambles:
-        check = scramble_check(
-            scorer, args.scrambles, readings, floor=args.floor, seed=args.seed, cache_dir=cache
-        )
+    check = read_scrambles(scorer, args, readings)
     outcome, files = calibrate(
         scorer,
         source,
@@ -299,22 +301,13 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         f"{Path(args.out).name} --genre {genre}"
     )
     if args.learning_curve:
-        from training.learning_curve import CALIBRATE_SIZES, curves, plot, table
+        from training.learning_curve import CALIBRATE_SIZES, curves, draw_options, plot, table
 
+        card = {**scorer.card, "name": source.name}
         found = curves(
-            files,
-            {**scorer.card, "name": source.name},
-            readings,
-            held_out=False,
-            start_from=args.start,
-            sizes=CALIBRATE_SIZES,
-            draws=args.draws,
-            seed=args.seed,
-            folds=args.folds,
-            check=check,
-            max_inputs=args.max_inputs,
-            n_samples=args.samples,
-        )
+            files, card, readings, held_out=False, start_from=args.start, sizes=CALIBRATE_SIZES,
+            folds=args.folds, **draw_options(args, check),
+        )  # fmt: skip
         print()
         print(table(found))
         Path(args.learning_curve).parent.mkdir(parents=True, exist_ok=True)
@@ -324,7 +317,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
 
 
 def add_commands(sub) -> None:
-    from scorer.commands.options import add_jobs_option, add_model_option
+    from scorer.commands.options import add_model_option
 
     cal = sub.add_parser(
         "calibrate",
@@ -382,7 +375,7 @@ def add_commands(sub) -> None:
         help="start from the bundle's head for GENRE (default: its head for --genre, else its "
         "general head)",
     )
-    add_jobs_option(cal, default=2, help="feature worker processes")
+    add_rows_options(cal, files=False, cuts=False)
     cal.add_argument(
         "--aggregate",
         action="append",
@@ -407,17 +400,10 @@ def add_commands(sub) -> None:
         help=f"fitted columns a head takes at most (default: {MAX_ADDED}; 0: named readings only)",
     )
     cal.add_argument("--samples", type=int, default=1000, help="bootstrap samples")
-    cal.add_argument("--seed", type=int, default=12345)
     cal.add_argument(
         "--summary",
         help="one line for the card: what the bundle is for and when not to use it "
         "(GET /v1/models and the page show it)",
-    )
-    cal.add_argument(
-        "--cache",
-        default=str(default_cache_dir()),
-        help="feature-row cache folder, shared with fluency benchmark and train "
-        "(default: FLUENCY_ROW_CACHE, else build/rows; '' off)",
     )
     cal.add_argument(
         "--learning-curve",

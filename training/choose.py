@@ -1,25 +1,33 @@
-"""Choosing a head afresh on judged datasets, as the shipped heads are chosen: the judged files
-as `training.heads_select.HeadFile`s (one file cut into folds of whole inputs, several held
-out one at a time), the selection that chose the shipped heads (`select_head`, then
-`training.heads.decide`), and the head fitted on every file. `fluency benchmark --protocol
-lodo` chooses so (`training.held_out`); `fluency calibrate` starts from a shipped head instead
-(`training.start`), and reads the folds from here."""
+"""Choosing a head afresh on judged datasets, the one path every shipped head is chosen on:
+the judged files as `training.heads_select.HeadFile`s held out by a protocol (one file cut into
+folds of whole inputs, else one genre or one dataset out), the selection (`select_head`), then
+the evidence (`training.head_evidence.gather`), the rule that picks (a parameter;
+`training.ship_rule.pick`), the report and its tables (`training.head_tables`); last, the head
+fitted on every file. `python -m training.heads` chooses each genre's head so, and `fluency
+benchmark --protocol lodo` (`training.held_out`); `fluency calibrate` starts from a shipped head
+instead (`training.start`), and reads the folds from here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from features.errors import InputError
-from training.heads import (
-    READINGS,
-    decide,
+from training.head_evidence import gather
+from training.head_files import READINGS
+from training.head_tables import decision_report
+from training.heads_select import (
+    Fitted,
+    HeadFile,
+    ScrambleCheck,
+    fit_head,
+    select_head,
 )
-from training.heads_select import Fitted, HeadFile, ScrambleCheck, fit_head, select_head
+from training.ship_rule import pick
 
-__all__ = ["FOLDS", "Choice", "choose", "fold_rows", "input_folds", "subset"]
+__all__ = ["FOLDS", "Choice", "choose", "fold_rows", "hold_out", "input_folds", "subset"]
 
 FOLDS = 5
 
@@ -64,7 +72,7 @@ def input_folds(file: HeadFile, k: int = FOLDS, *, seed: int = 0) -> list[HeadFi
 
 @dataclass(frozen=True)
 class Choice:
-    """What `choose` found: `training.heads.decide`'s decision (ship or not, and the held-out
+    """What `choose` found: the decision (ship or not, and the held-out
     table), the head forward selection ended on before it, and the decided head fitted on every
     file (None where no input passes the scramble check)."""
 
@@ -90,6 +98,22 @@ class Choice:
         return f"{' + '.join(self.fitted.inputs)} ({self.fitted.reading})"
 
 
+def hold_out(
+    files: Sequence[HeadFile], *, folds: int = FOLDS, by_genre: bool = False, seed: int = 12345
+) -> tuple[list[HeadFile], str, bool]:
+    """The protocol: the units held out one at a time, the protocol in words, and whether the
+    units are whole genres. One file is cut into `folds` folds of whole inputs; several are
+    held out one genre at a time (with `by_genre`, over two or more genres), else one file."""
+    if not files:
+        raise InputError("give at least one judgement file")
+    if len(files) == 1:
+        held = f"{folds} folds of the inputs of {files[0].name}"
+        return input_folds(files[0], folds, seed=seed), held, False
+    if by_genre and len({f.genre for f in files}) > 1:
+        return list(files), "one genre out", True
+    return list(files), "one dataset out", False
+
+
 def choose(
     files: Sequence[HeadFile],
     readings: Sequence[str] = READINGS,
@@ -101,42 +125,25 @@ def choose(
     n_samples: int = 200,
     seed: int = 12345,
     progress=None,
+    held: str | None = None,
+    rule: Callable = pick,
 ) -> Choice:
-    """The head `python -m training.heads` would choose on `files`, held out by `folds` folds
-    of whole inputs when there is one file, else one file out (with `by_genre` and files of two
-    or more genres, one genre out); then fitted on every file."""
-    if not files:
-        raise InputError("give at least one judgement file")
-    if len(files) == 1:
-        units = input_folds(files[0], folds, seed=seed)
-        held = f"{folds} folds of the inputs of {files[0].name}"
-        by_genre = False
-    elif by_genre and len({f.genre for f in files}) > 1:
-        units, held = list(files), "one genre out"
-    else:
-        units, held, by_genre = list(files), "one dataset out", False
+    """The head `rule` picks on `files` held out as `hold_out` holds them (the report says
+    `held` where given, else the protocol), then fitted on every file: first the evidence, each
+    candidate's held-out figures (`training.head_evidence.gather`), then `rule` over them
+    (`training.ship_rule.pick`, or a function of the same arguments), then the report and its
+    tables (`training.head_tables.decision_report`)."""
+    units, protocol, by_genre = hold_out(files, folds=folds, by_genre=by_genre, seed=seed)
     candidates = {r: list(units[0].columns[r]) for r in readings}
+    same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
     selection, by_reading = select_head(
-        units,
-        readings,
-        candidates,
-        by_genre=by_genre,
-        max_inputs=max_inputs,
-        n_samples=n_samples,
-        seed=seed,
-        progress=progress,
-        check=check,
+        units, readings, candidates, max_inputs=max_inputs, progress=progress, check=check, **same
     )
-    decision = decide(
-        units,
-        selection,
-        by_reading,
-        by_genre=by_genre,
-        n_samples=n_samples,
-        seed=seed,
-        floor=None if check is None else check.floor,
-    )
-    decision["held_out"] = held
+    floor = None if check is None else check.floor
+    evidence = gather(units, selection, by_reading, floor=floor, **same)
+    verdict = rule(evidence.fitted, evidence.singles, evidence.minus, floor=floor)
+    decision = decision_report(evidence, verdict)
+    decision["held_out"] = held or protocol
     fitted = None
     if decision.get("inputs"):
         fitted = fit_head(files, decision["reading"], decision["inputs"])

@@ -19,7 +19,7 @@ import numpy as np
 from features.errors import InputError
 from scorer.calibration import GLEU_INPUT
 from training.choose import FOLDS, Choice, choose, fold_rows, subset
-from training.heads import MINUS_LENGTH
+from training.head_files import MINUS_LENGTH
 from training.heads_select import HeadFile
 
 __all__ = ["benchmark_file", "benchmark_stage", "lodo_columns"]

@@ -40,7 +40,8 @@ import numpy as np
 
 from features.errors import InputError
 from training.choose import FOLDS, subset
-from training.heads import MINUS_LENGTH, READINGS
+from training.curve_plot import CALIBRATED, FIGURES, GENERAL, GENRE, START, plot
+from training.head_files import MINUS_LENGTH, READINGS
 from training.heads_select import HeadFile, ScrambleCheck, group_taus, members, spearman
 from training.start import Linear, calibrate_from, named_readings
 
@@ -50,6 +51,7 @@ __all__ = [
     "Draw",
     "FileCurve",
     "curves",
+    "draw_options",
     "file_curve",
     "load_curves",
     "main",
@@ -63,9 +65,6 @@ SIZES = (25, 50, 100, 200)
 CALIBRATE_SIZES = (25, 50, 100, 200, 400, 800)
 MIN_HELD = 50
 MARGIN = 0.01  # "at least the held-out head": within this much of its mean rho
-CALIBRATED, START = "calibrated", "shipped head, held out"
-GENERAL, GENRE = "general head, in-sample", "genre head, in-sample"
-FIGURES = ("rho", "tau", "system")
 GAIN_SAMPLES = 200
 BEYOND = ", and above the held-out head beyond the interval"
 
@@ -345,80 +344,10 @@ def wins(found: Sequence[FileCurve], figure: str = "rho") -> str:
     return "\n".join(lines)
 
 
-def plot(found: Sequence[FileCurve], path: str | Path) -> None:
-    """Per file, the mean over draws of rho (upper block) and tau (lower block) against the
-    ratings a head was fitted on (the calibrated head's range over draws shaded), the shipped
-    heads and minus the length judged on the same outputs; written to `path` (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    shown = [c for c in found if c.draws]
-    if not shown:
-        raise InputError("no file holds a size of the curve: nothing to plot")
-    ncols = min(6, len(shown))
-    nrows = math.ceil(len(shown) / ncols)
-    width = max(2.9 * ncols + 0.5, 6.5)
-    fig = plt.figure(figsize=(width, 2.4 * nrows * 2 + 1.2), layout="constrained")
-    styles = {
-        CALIBRATED: {"color": "C0", "marker": "o"},
-        START: {"color": "C3", "marker": "s", "markersize": 3},
-        GENRE: {"color": "C2", "linestyle": "-."},
-        GENERAL: {"color": "C1", "linestyle": "--"},
-        MINUS_LENGTH: {"color": "0.45", "linestyle": ":"},
-    }
-    for block, (figure, label) in zip(
-        fig.subfigures(2, 1),
-        (("rho", "Spearman rho"), ("tau", "mean per-input Kendall tau")),
-        strict=True,
-    ):
-        axes = np.atleast_1d(block.subplots(nrows, ncols, squeeze=False)).ravel()
-        for ax, c in zip(axes, shown, strict=False):
-            ns = np.array(list(c.draws), dtype=float)
-            drawn = False
-            for column in c.columns:
-                ys = np.array([c.mean(int(n), column, figure) for n in ns])
-                if np.isfinite(ys).any():
-                    ax.plot(ns, ys, label=column, **styles.get(column, {}))
-                    drawn = True
-            if not drawn:
-                ax.text(0.5, 0.5, "no input with two\noutputs rated apart", ha="center",
-                        va="center", transform=ax.transAxes, fontsize=8)  # fmt: skip
-            k = FIGURES.index(figure)
-            per_draw = [[d.figures.get(CALIBRATED, (math.nan,) * 3)[k] for d in c.draws[int(n)]]
-                        for n in ns]  # fmt: skip
-            low = [np.nanmin(v) if np.isfinite(v).any() else np.nan for v in per_draw]
-            high = [np.nanmax(v) if np.isfinite(v).any() else np.nan for v in per_draw]
-            ax.fill_between(ns, low, high, color="C0", alpha=0.15)
-            ax.set_xscale("log")
-            ax.set_xticks(ns, [str(int(n)) for n in ns])
-            ax.minorticks_off()
-            ax.set_title(c.name, fontsize=9)
-            ax.tick_params(labelsize=7)
-            ax.grid(alpha=0.3)
-        for ax in axes[len(shown) :]:
-            ax.set_visible(False)
-        present = [k for k in styles if any(k in c.columns for c in shown)]
-        proxies = [Line2D([], [], label=k, **styles[k]) for k in present]
-        axes[0].legend(handles=proxies, fontsize=6, loc="best")
-        block.suptitle(
-            f"{label} on the inputs not drawn, against the ratings fitted on\n"
-            "(mean over draws; shaded: the calibrated head's range over draws)",
-            fontsize=10,
-        )
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from features.rows import default_cache_dir
     from scorer.bundles import load_configured_all
     from scorer.config import from_env
-    from scorer.evidence.benchmark_run import judgement_files
-    from scorer.evidence.genres import GENRES, genres_of
-    from training.heads import head_files, scramble_check
+    from training.head_files import add_rows_options, read_head_files, read_scrambles
 
     ap = argparse.ArgumentParser(
         prog="python -m training.learning_curve",
@@ -426,19 +355,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--model", default="default", help="the bundle whose heads are compared")
-    ap.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
-    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev (names)")
+    add_rows_options(ap, jobs=1, files_help="only these files of --dev (names)")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="ratings drawn")
     ap.add_argument("--draws", type=int, default=5, help="draws a size")
     ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
-    ap.add_argument("--max-outputs", type=int, default=1500, help="as training.heads")
-    ap.add_argument("--max-words", type=int, default=40000, help="as training.heads")
     ap.add_argument("--scrambles", default="", help="real text for the scramble check")
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
     ap.add_argument("--samples", type=int, default=1000, help="bootstrap samples of a choice")
     ap.add_argument("--max-inputs", type=int, default=2, help="fitted columns added at most")
-    ap.add_argument("--seed", type=int, default=12345)
-    ap.add_argument("--jobs", type=int, default=1, help="feature worker processes")
     ap.add_argument("--out", help="write the Markdown tables here as well")
     ap.add_argument("--plot", help="write the plot here (PNG)")
     ap.add_argument("--json", help="write every draw here")
@@ -454,40 +378,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = sorted((c for p in args.load for c in load_curves(p)), key=lambda c: c.name)
         return _write(found, args)
     (scorer,) = load_configured_all([args.model], from_env())
+    readings = args.aggregate or list(READINGS)
     # Every file is read, the curves drawn for those named: a head is refitted without a file
     # on the other files it was fitted on.
-    paths = judgement_files(args.dev, [])
+    files = read_head_files(scorer, args, readings, every=True)
+    check = read_scrambles(scorer, args, readings)
     only = [Path(f).stem for f in args.files] or None
-    genres = genres_of([p.stem for p in paths], GENRES)
-    readings = args.aggregate or list(READINGS)
-    cut = {"max_outputs": args.max_outputs, "max_words": args.max_words, "seed": args.seed}
-    files = head_files(
-        scorer, paths, genres, readings, cache_dir=default_cache_dir(), n_jobs=args.jobs, **cut
-    )
-    check = None
-    if args.scrambles:
-        check = scramble_check(
-            scorer,
-            args.scrambles,
-            readings,
-            floor=args.floor,
-            seed=args.seed,
-            cache_dir=default_cache_dir(),
-            n_jobs=args.jobs,
-        )
     found = curves(
-        files,
-        scorer.card,
-        readings,
-        sizes=args.sizes,
-        draws=args.draws,
-        seed=args.seed,
-        check=check,
-        max_inputs=args.max_inputs,
-        n_samples=args.samples,
-        only=only,
+        files, scorer.card, readings, sizes=args.sizes, only=only, **draw_options(args, check)
     )
     return _write(found, args)
+
+
+def draw_options(args: argparse.Namespace, check: ScrambleCheck | None) -> dict:
+    """The options of `curves` that `--draws`, `--seed`, `--max-inputs` and `--samples` set,
+    and the scramble check: the same in this command and `fluency calibrate --learning-curve`."""
+    return {
+        "draws": args.draws,
+        "seed": args.seed,
+        "check": check,
+        "max_inputs": args.max_inputs,
+        "n_samples": args.samples,
+    }
 
 
 def _write(found: Sequence[FileCurve], args: argparse.Namespace) -> int:
