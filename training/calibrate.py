@@ -53,7 +53,7 @@ def head_file(
     n_jobs: int = 1,
 ) -> HeadFile:
     """A judged table (`training.judged_table`) as `HeadFile`: its texts read under each of
-    `readings` as `training.heads.text_columns` reads them, and minus the length."""
+    `readings` as `training.head_files.text_columns` reads them, and minus the length."""
     columns = text_columns(scorer, judged.texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
     n_tokens = columns.pop("length")["n_tokens"]
     return HeadFile(
@@ -78,7 +78,7 @@ def write_bundle(
 ) -> Path:
     """A copy of the bundle folder `source` at `out` (or `source` itself), its card's `heads`
     holding `head` under `genre` beside the heads it had ("general" replaces its general head)
-    and `heads_report` the decision, as `training.heads.write_card` writes shipped heads."""
+    and `heads_report` the decision, as `training.head_cards.write_card` writes shipped heads."""
     from scorer.bundle import CARD_FILE
 
     src, out = Path(source), Path(out)

@@ -4,7 +4,7 @@ over files (a general head: over genres of their files' means, as its segment-le
 
 The general head is what `fluency compare` compares systems with, so it is also gated here: a
 fitted head whose held-out system-level accuracy is below its best single input's with a paired
-interval below zero ships that input instead (`training.heads.decide`).
+interval below zero ships that input instead (`training.ship_rule.pick`).
 """
 
 from __future__ import annotations
