@@ -84,7 +84,7 @@ POOLINGS = ("mean", "last")
 LAST_TOKENS = 4
 # The states `neural_states.v1` yields: the layer and pooling training/state_head.py chose held
 # out (docs/model.md, "A learned head on SmolLM2's states").
-STATE_LAYER, STATE_POOLING = 16, "mean"
+STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
     "the neural tier needs onnxruntime, tokenizers, the SmolLM2 weights and the ONNX graph made "

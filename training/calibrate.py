@@ -54,7 +54,9 @@ def head_file(
 ) -> HeadFile:
     """A judged table (`training.judged_table`) as `HeadFile`: its texts read under each of
     `readings` as `training.head_files.text_columns` reads them, and minus the length."""
-    columns = text_columns(scorer, judged.texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+    columns = text_columns(
+        scorer, judged.texts, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True
+    )
     n_tokens = columns.pop("length")["n_tokens"]
     return HeadFile(
         judged.name,

@@ -31,6 +31,7 @@ __all__ = [
     "read_head_files",
     "read_scrambles",
     "scramble_check",
+    "scramble_pairs",
     "text_columns",
 ]
 
@@ -115,15 +116,18 @@ def text_columns(
     *,
     n_jobs: int = 1,
     cache_dir: str | Path | None = None,
+    heads: bool = False,
 ) -> dict[str, dict[str, np.ndarray]]:
     """{reading: {input: one value a text}}: the GLEU score, every feature column and the
     `DERIVED` ones, with each reading's sentences folded as the scorer folds them, and
-    "length" (the whole text's tokens, every sentence's added up)."""
+    "length" (the whole text's tokens, every sentence's added up). With `heads`, also the
+    columns only the bundle's heads read (its `head_features`: SmolLM2's states), so that a
+    head reading them can be scored from these columns."""
     from features.placeholders import fill_placeholders
     from features.segment import segment
     from scorer.calibration import with_derived
 
-    scorer = scorer.gleu_stage()
+    scorer = scorer if heads else scorer.gleu_stage()
     extractors = {f.split("/")[0] for f in _columns(scorer)}
     derived = [d for d in DERIVED if d.split("/")[0] in extractors]
     filled = fill_placeholders(texts, scorer.placeholders)
@@ -209,19 +213,10 @@ def chrf_column(texts: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarr
 COSTLY = ("constituency.v1", "neural.v2")
 
 
-def scramble_check(
-    scorer,
-    corpus: str | Path,
-    readings: Sequence[str],
-    *,
-    n: int = 200,
-    floor: float = 0.95,
-    seed: int = 12345,
-    cache_dir: str | Path | None = None,
-    n_jobs: int = 1,
-) -> ScrambleCheck:
-    """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
-    test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns."""
+def scramble_pairs(corpus: str | Path, *, n: int = 200, seed: int = 12345):
+    """(real, shuffled): `n` sentences of 8-35 words from `corpus` (one paragraph a line; the
+    held-out Reuters test split: no sentence the GLEU stage was trained on) and a shuffle of
+    each, its words in another order and its full stop kept last (still one sentence)."""
     import random
 
     from features.segment import split_sentences
@@ -237,12 +232,29 @@ def scramble_check(
                 break
     real = rng.sample(real, min(n, len(real)))
     shuffled = []
-    for sentence in real:  # the words shuffled, the full stop kept last: still one sentence
+    for sentence in real:
         body, end = sentence[:-1].split(), sentence[-1]
         words = list(body)
         while len(words) > 1 and words == body:
             rng.shuffle(words)
         shuffled.append(" ".join(words).replace(".", "").replace("!", "").replace("?", "") + end)
+    return real, shuffled
+
+
+def scramble_check(
+    scorer,
+    corpus: str | Path,
+    readings: Sequence[str],
+    *,
+    n: int = 200,
+    floor: float = 0.95,
+    seed: int = 12345,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
+) -> ScrambleCheck:
+    """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
+    test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns."""
+    real, shuffled = scramble_pairs(corpus, n=n, seed=seed)
     cols = text_columns(scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs)
     cols.pop("length")
     half = len(real)

@@ -32,6 +32,7 @@ import numpy as np
 
 from features.errors import InputError
 from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
+from scorer.contributions import GROUPS
 from training.choose import FOLDS
 from training.fitted import Plan, cross_validated, on_their_scale, with_base
 from training.heads_select import HeadFile, ScrambleCheck
@@ -55,6 +56,7 @@ LOGPROB_SUMS = ("lm.v1/logprob_sum", "spacy.v1/logprob_sum", "neural.v2/logprob_
 # Fewer inputs than this and the bootstrap has too few distinct draws to bound a gain (two
 # inputs give three), and the inputs too few to stand for the ones to come: nothing is tried.
 MIN_INPUTS = 10
+GROUPED = tuple(GROUPS)  # columns only a learned head reads (`scorer.contributions.GROUPS`)
 
 
 def start_head(card: Mapping, genre: str, start: str | None = None) -> tuple[str, Linear]:
@@ -237,10 +239,13 @@ def calibrate_from(
     base_files = with_base(files, head)
 
     def addable(reading: str, taken: set[str]) -> list[str]:
+        # A learned head's hundreds of state columns are read by it, never one by one.
         return [
             c
             for c in files[0].columns[reading]
-            if c not in taken and np.ptp(np.concatenate([f.columns[reading][c] for f in files]))
+            if c not in taken
+            and not c.startswith(GROUPED)
+            and np.ptp(np.concatenate([f.columns[reading][c] for f in files]))
         ]
 
     state: Plan | None = None

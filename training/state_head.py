@@ -17,9 +17,11 @@ point over-fits the development files. It is fitted on far more outputs a file
 (`--max-outputs`/`--max-words`, the same seed: the judged outputs are among the fitted ones
 of their file, which is never in the fit that judges it).
 
-It ships as the general head when, held out, it beats minus the length and the summed
-log-probability on both means and beats the current general head on more than half of the
-files (`ships`); its card section is an ordinary linear head over the GLEU score (weight 0),
+Like every head it must score real sentences above their shuffles (`--scrambles`: 200
+held-out Reuters sentences, at least `--floor` of the pairs). A head ships when, held out, it
+beats minus the length and the summed log-probability on both means and beats the current
+head on more than half of the files (`ships`; the general head also per system); its card
+section is an ordinary linear head over the GLEU score (weight 0),
 the 576 state columns (`neural_states.v1`) and the summed log-probability, read whole.
 
     python -m training.state_head --model neural --jobs 2 --write
@@ -28,14 +30,11 @@ the 576 state columns (`neural_states.v1`) and the summed log-probability, read 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
-import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +43,19 @@ from tqdm import tqdm
 
 from scorer.calibration import card_heads
 from training.heads import MINUS_LENGTH, READINGS, baseline, head_files
-from training.heads_select import HeadFile, Judgement, held_out, interval, judge, unit_weights
+from training.heads_select import HeadFile, Judgement, held_out, judge, unit_weights
+from training.state_report import (
+    criteria,
+    per_file_lines,
+    row,
+    section,
+    table_lines,
+    wins,
+    write_heads,
+)
+from training.state_rows import StateFile, state_files, text_states
 
-__all__ = ["StateFile", "StateHead", "choose", "fit", "main", "ships"]
+__all__ = ["StateHead", "choose", "evaluate", "fit", "fit_all", "main", "ships"]
 
 LOGPROB = "neural.v2/logprob_sum"
 LOGPROB_LABEL = "SmolLM2 logprob sum"
@@ -55,26 +64,6 @@ STATES = "neural_states.v1"
 # Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit).
 ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
 VARIANTS = ("states", "states + logprob")
-_CHUNK = 16  # texts a worker task
-
-
-@dataclass
-class StateFile:
-    """One judged file's fitted outputs (`--train-outputs`): human scores, groups, pooled
-    states [n, layers, poolings, 576], SmolLM2's summed log-probability; and the positions of
-    its judged outputs (`--max-outputs`) among them."""
-
-    name: str
-    genre: str
-    human: np.ndarray
-    states: np.ndarray
-    logprob: np.ndarray
-    judged: np.ndarray  # positions of the judged HeadFile's outputs in these
-
-    @property
-    def target(self) -> np.ndarray:
-        sd = float(np.std(self.human))
-        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
 
 
 @dataclass(frozen=True)
@@ -200,10 +189,6 @@ def held_out_predictions(
     return out
 
 
-def _criteria(j: Judgement) -> dict[str, float]:
-    return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
-
-
 def choose(
     judged: Mapping[tuple, Judgement], alphas: Sequence[float] = ALPHAS
 ) -> tuple[tuple, dict]:
@@ -211,13 +196,13 @@ def choose(
     the layer, pooling and variant; among their alphas, the strongest whose per-file criteria
     are, paired with the best alpha's, at most one standard error below on average."""
     best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
-    top = _criteria(judged[best])
+    top = criteria(judged[best])
     within = []
     for alpha in alphas:
         key = (*best[:3], alpha)
         if key not in judged:
             continue
-        mine = _criteria(judged[key])
+        mine = criteria(judged[key])
         diffs = np.array([mine[n] - top[n] for n in top])
         se = float(diffs.std(ddof=1) / math.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
         if diffs.mean() + se >= 0:
@@ -232,10 +217,11 @@ def choose(
     return chosen, how
 
 
-def wins(a: Judgement, b: Judgement) -> int:
-    """Files where a's rho + tau is above b's."""
-    ca, cb = _criteria(a), _criteria(b)
-    return sum(ca[n] > cb[n] for n in ca)
+def _above(a: Judgement, b: Judgement) -> bool:
+    """a's mean rho above b's, and its mean tau where both have one (files of single outputs
+    have none)."""
+    taus = not (math.isnan(a.tau) or math.isnan(b.tau))
+    return a.rho > b.rho and (a.tau > b.tau if taus else True)
 
 
 def ships(
@@ -252,8 +238,8 @@ def ships(
     (`system_gap`: the 95% interval of its pair accuracy minus the current head's)."""
     n = len(head.per_file)
     checks = [
-        (head.rho > minus.rho and head.tau > minus.tau, "minus the length on both means"),
-        (head.rho > logprob.rho and head.tau > logprob.tau, "the summed log-probability"),
+        (_above(head, minus), "minus the length on both means"),
+        (_above(head, logprob), "the summed log-probability on both means"),
         (2 * wins(head, current) > n, f"the current head on more than half of {n} files"),
     ]
     failed = [what for ok, what in checks if not ok]
@@ -275,213 +261,15 @@ def ships(
     )
 
 
-# --- the states of the judged files: computed in worker processes, kept under build/states --
-
-
-def _init_worker() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-    global _LM
-    from features.neural_lm import load_neural
-    from features.resources import Resources
-
-    _LM = Resources().get("neural", load_neural)
-
-
-def _chunk(texts: list[str]):
-    from features.neural_lm import pooled_states
-
-    return pooled_states(_LM, texts)
-
-
-def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`features.neural_lm.pooled_states` of `texts`, in `jobs` spawned processes."""
-    import multiprocessing
-
-    chunks = [list(texts[i : i + _CHUNK]) for i in range(0, len(texts), _CHUNK)]
-    parts = []
-    with ProcessPoolExecutor(
-        max_workers=max(1, jobs),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-    ) as pool:
-        for part in tqdm(
-            pool.map(_chunk, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
-        ):
-            parts.append(part)
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
-
-
-def state_files(
-    scorer,
-    paths: Sequence[Path],
-    genres: Mapping[str, str],
-    judged: Sequence[HeadFile],
-    *,
-    train_outputs: int,
-    train_words: int,
-    max_outputs: int,
-    max_words: int,
-    seed: int,
-    jobs: int,
-    cache_dir: Path,
-) -> list[StateFile]:
-    """Each file cut to `train_outputs`/`train_words` by whole inputs, with its states, texts
-    filled and read whole as the scorer reads them, kept under `cache_dir` by the file's
-    SHA-256, the cut and the graph."""
-    from features.neural_lm import load_neural
-    from features.placeholders import fill_placeholders
-    from scorer.evidence.benchmark_data import read_judged, sample_outputs
-    from scorer.evidence.genres import FLUENCY_FIELDS
-
-    lm = scorer.resources.get("neural", load_neural)
-    by_name = {f.name: f for f in judged}
-    out = []
-    for path in paths:
-        data = read_judged(path, human_field=FLUENCY_FIELDS.get(path.stem, "score"))
-        words = [len(t.split()) for t in data.texts]
-        keep = sample_outputs(data.groups, train_outputs, seed, words, train_words)
-        shown = sample_outputs(data.groups, max_outputs, seed, words, max_words)
-        where = {int(i): k for k, i in enumerate(keep)}
-        if any(int(i) not in where for i in shown):
-            raise RuntimeError(f"{data.name}: the judged outputs are not among the fitted ones")
-        texts = fill_placeholders([data.texts[i] for i in keep], scorer.placeholders)
-        key = json.dumps(
-            [data.sha256, train_outputs, train_words, seed, lm.layers, scorer.placeholders]
-        )
-        file = cache_dir / f"{data.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz"
-        if file.is_file():
-            with np.load(file) as z:
-                states, logprob = z["states"], z["logprob"]
-        else:
-            states, logprob, _ = text_states(texts, jobs)
-            cache_dir.mkdir(parents=True, exist_ok=True)
-            np.savez(file, states=states, logprob=logprob)
-        judged_rows = np.array([where[int(i)] for i in shown])
-        if not np.array_equal(by_name[data.name].human, data.human[keep][judged_rows]):
-            raise RuntimeError(f"{data.name}: the judged outputs differ from the head files'")
-        out.append(
-            StateFile(
-                data.name,
-                genres.get(data.name, data.name),
-                np.asarray(data.human, dtype=float)[keep],
-                states,
-                logprob,
-                judged_rows,
-            )
-        )
-    return out
-
-
-# --- the tables -------------------------------------------------------------------------------
-
-
-def _r(x) -> float | None:
-    return None if x is None or not math.isfinite(float(x)) else round(float(x), 4)
-
-
-def _row(label, preds, files, by_genre, view, others, n_samples, seed) -> dict:
-    j = judge(preds, files, by_genre)
-    ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
-    row = {
-        "label": label,
-        "rho": _r(j.rho),
-        "rho_95": [_r(x) for x in ci["rho"]],
-        "tau": _r(j.tau),
-        "tau_95": [_r(x) for x in ci["tau"]],
-        "per_file": {n: [_r(r), _r(t)] for n, (r, t) in j.per_file.items()},
-        "wins": {name: wins(j, other) for name, other in others.items()},
-    }
-    if view:
-        row["system"] = view.figures(preds).as_dict()
-    return row, j
-
-
-def table_lines(rows: Sequence[Mapping], n_files: int) -> list[str]:
-    """The rows as markdown: per text rho / tau with intervals, per system pair accuracy with
-    its interval, per-file wins against each comparison."""
-    names = [MINUS_LENGTH, "logprob sum", "current head"]
-    out = [
-        "| reading | rho [95%] | tau [95%] | system pairs [95%] | "
-        + " | ".join(f"wins vs {n} (of {n_files})" for n in names)
-        + " |",
-        "|---|---|---|---|" + "---|" * len(names),
-    ]
-    for r in rows:
-        s = r.get("system") or {}
-        acc = s.get("accuracy")
-        ci = s.get("accuracy_95") or [None, None]
-        out.append(
-            f"| {r['label']} | {r['rho']:.3f} [{r['rho_95'][0]:.3f}, {r['rho_95'][1]:.3f}] | "
-            f"{r['tau']:.3f} [{r['tau_95'][0]:.3f}, {r['tau_95'][1]:.3f}] | "
-            + (f"{acc:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if acc is not None else "-")
-            + " | "
-            + " | ".join(str(r["wins"][n]) for n in names)
-            + " |"
-        )
-    return out
-
-
-def per_file_lines(rows: Sequence[Mapping]) -> list[str]:
-    """Per file rho / tau of every row, one file a line."""
-    files = list(rows[0]["per_file"])
-    out = ["| file | " + " | ".join(r["label"] for r in rows) + " |"]
-    out.append("|---|" + "---|" * len(rows))
-    for name in files:
-        cells = []
-        for r in rows:
-            rho, tau = r["per_file"][name]
-            cells.append(f"{rho:.3f}" + ("" if tau is None else f" / {tau:.3f}"))
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
-    return out
-
-
-def section(
-    head: StateHead,
-    files: Sequence[StateFile],
-    decision: Mapping,
-    command: str,
-    *,
-    genre: str = "general",
-    held: str = "one genre out, over every genre",
-) -> dict:
-    """A head's card section (`scorer.calibration.load_head_section`): a linear head
-    read whole, over the GLEU score (weight 0), the state columns and the summed
-    log-probability; no clip (each input's range is the model's own)."""
-    from features.neural_lm import STATE_NAMES
-
-    inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
-    coef = [0.0, *head.coef.tolist(), head.logprob_coef]
-    return {
-        "genre": genre,
-        "aggregate": "whole",
-        "inputs": inputs,
-        "linear": {"coef": coef, "intercept": head.intercept},
-        "target": "the human score, z-normalised within each dataset",
-        "regressor": (
-            f"ridge (alpha {head.alpha:g} per 1,000 weighted rows) on SmolLM2's standardised "
-            f"layer-{head.layer} states, {head.pooling}-pooled"
-            + (", averaged in z with the summed log-probability" if head.logprob_coef else "")
-        ),
-        "states": {
-            "layer": head.layer,
-            "pooling": head.pooling,
-            "alpha": head.alpha,
-            "variant": head.variant,
-        },
-        "held_out": held,
-        "selection": dict(decision),
-        "files": {f.name: len(f.human) for f in files},
-        "command": command,
-    }
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from features.neural_lm import POOLINGS, STATE_LAYER, STATE_POOLING, load_neural
+    from features.placeholders import fill_placeholders
     from features.rows import default_cache_dir
     from scorer.bundles import load_configured_all
     from scorer.config import from_env
     from scorer.evidence.benchmark_run import judgement_files
     from scorer.evidence.genres import GENRES, genres_of
+    from training.head_files import scramble_pairs
 
     ap = argparse.ArgumentParser(prog="python -m training.state_head", description=__doc__)
     ap.add_argument("--model", default="neural", help="the tier's bundle")
@@ -500,6 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=["data-to-text", "mt", "summaries", "dialogue", "acceptability"],
         help="genre heads tried beside the general head (one dataset out)",
     )
+    ap.add_argument(
+        "--scrambles",
+        default="../shared/corpora/reuters21578/test.txt",
+        help="held-out real text whose shuffles a head must score lower ('' for none)",
+    )
+    ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
     ap.add_argument("--states-only", action="store_true", help="compute the states, then stop")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--write", action="store_true", help="ship the head when it passes")
@@ -535,6 +329,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.states_only:
         return 0
     lm = scorer.resources.get("neural", load_neural)
+    pairs = None
+    if args.scrambles:  # real sentences and their shuffles: the states of both, once
+        real, shuffled = scramble_pairs(args.scrambles, n=200, seed=args.seed)
+        texts = fill_placeholders(real + shuffled, scorer.placeholders)
+        states, logprob, _ = text_states(texts, args.jobs)
+        pairs = (
+            states[: len(real)],
+            logprob[: len(real)],
+            states[len(real) :],
+            logprob[len(real) :],
+        )
     current = {g: (h["aggregate"], _inputs(h)) for g, h in card_heads(scorer.card).items()}
     units = ["general", *[g for g in dict.fromkeys(genres.values()) if g in args.genres]]
     sections, entries, grids = {}, {}, {}
@@ -577,6 +382,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         at = (lm.layers.index(layer), POOLINGS.index(pooling))
         head = fit(mine, at, variant, alpha, lm.layers, POOLINGS)
+        if pairs is not None:
+            entry["scrambles"] = share = scrambles_below(head, pairs, at)
+            if share < args.floor:
+                entry["decision"] = entry["decision"].replace("shipped", "not shipped", 1) + (
+                    f"; but it scores real sentences above their shuffles for only {share:.1%}"
+                )
+                print(f"{unit}: {entry['decision']}")
+                continue
         command = "python -m training.state_head " + shlex.join(
             list(argv) if argv is not None else sys.argv[1:]
         )
@@ -589,6 +402,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write and sections:
         write_heads(scorer, sections, entries)
     return 0
+
+
+def scrambles_below(head: StateHead, pairs: tuple, at: tuple[int, int]) -> float:
+    """The share of real sentences the head scores above their shuffles (a tie one half):
+    `pairs` their (states, logprob sums) and the shuffles'."""
+    real_states, real_lp, shuffled_states, shuffled_lp = pairs
+    real = head.predict(real_states[:, at[0], at[1]], real_lp)
+    shuffled = head.predict(shuffled_states[:, at[0], at[1]], shuffled_lp)
+    return float(np.mean(real > shuffled) + 0.5 * np.mean(real == shuffled))
 
 
 def _inputs(section: Mapping) -> list[str]:
@@ -646,16 +468,16 @@ def evaluate(
     rows = []
     for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
         label = "head" if key == chosen else f"{labels[variant]} (layer {key[0]}, {key[1]})"
-        row, _ = _row(label, preds[key], judged, by_genre, view, others, samples, seed)
-        rows.append(row)
+        mine, _ = row(label, preds[key], judged, by_genre, view, others, samples, seed)
+        rows.append(mine)
         if key == chosen:  # what the README's table reads: the head against its inputs
-            row["wins"] |= {"best single input": row["wins"]["logprob sum"], "files": len(judged)}
+            mine["wins"] |= {"best single input": mine["wins"]["logprob sum"], "files": len(judged)}
             for label, p in comparisons.items():
                 if label == CURRENT:
                     label = f"current head ({', '.join(inputs)}, {reading})"
                 if label == LOGPROB_LABEL:
                     label = f"best single input: {label}"
-                rows.append(_row(label, p, judged, by_genre, view, others, samples, seed)[0])
+                rows.append(row(label, p, judged, by_genre, view, others, samples, seed)[0])
     layer, pooling, variant, alpha = chosen
     held = "one genre out, over every genre" if by_genre else "one dataset of the genre out"
     entry = {
@@ -672,25 +494,6 @@ def evaluate(
     }
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {"chosen": chosen, "how": how, "ok": ok, "entry": entry, "grid": grid_out}
-
-
-def write_heads(scorer, sections: Mapping[str, dict], entries: Mapping[str, dict]) -> None:
-    """The heads into their bundle (`training.heads.write_card`: the card without tables,
-    `heads_report.json` beside it, the README), replacing those of their genres, the states
-    family among the extractors its heads read; the other heads and their reports kept."""
-    from scorer.heads_report import read_heads_report
-    from training.heads import write_card
-
-    folder = Path(scorer.folder)
-    path = folder / "card.json"
-    card = json.loads(path.read_text(encoding="utf-8"))
-    card["head_features"] = [STATES]
-    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    write_card(
-        folder,
-        {**card_heads(card), **sections},
-        {**read_heads_report(folder, card), **entries},
-    )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ def test_the_card_names_its_report_and_keeps_each_heads_own_figures(tier):
             k: v for k, v in lean.items() if k != "head"
         }, (tier, genre)
         if entry.get("table"):
-            assert entry["table"][0]["label"] == "head" and len(entry["table"]) > 20
+            # The head, then what it was judged against (a linear head: every input tried).
+            assert entry["table"][0]["label"] == "head" and len(entry["table"]) > 3
             assert lean["head"] == entry["table"][0], (tier, genre)
     for genre, section in card["heads"].items():  # the head's own summary, held out
         row = card["heads_report"][genre]["head"]

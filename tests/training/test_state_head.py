@@ -4,11 +4,14 @@ is the strongest within one standard error of the best, and the ship rule reads 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from training.heads_select import Judgement
-from training.state_head import StateFile, choose, fit, held_out_predictions, ships
+from training.state_head import choose, fit, held_out_predictions, ships
+from training.state_rows import StateFile
 
 LAYERS, POOLINGS = (8, 16), ("mean", "last")
 
@@ -119,3 +122,10 @@ def test_one_fit_for_every_alpha_is_each_alpha_fitted_alone():
         assert head.intercept == pytest.approx(alone.intercept, abs=1e-10)
         assert head.logprob_coef == pytest.approx(alone.logprob_coef)
     assert not np.allclose(together["states", 10.0].coef, together["states", 1000.0].coef)
+
+
+def test_files_without_per_input_tau_are_judged_on_rho():
+    head = Judgement({"a": (0.3, math.nan), "b": (0.4, math.nan)}, 0.35, math.nan)
+    minus = Judgement({"a": (0.1, math.nan), "b": (0.1, math.nan)}, 0.1, math.nan)
+    ok, why = ships(head, minus, minus, minus)
+    assert ok, why

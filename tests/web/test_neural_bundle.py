@@ -52,27 +52,30 @@ def test_a_token_run_or_a_loop_does_not_read_as_fluent_and_the_head_is_the_pipel
     assert scorer.gleu_svm.caps is not None
 
 
-def test_the_general_head_reads_smollm2s_states_and_ranks_salad_and_repetition_lower():
-    """The learned head (training/state_head.py) on the states of `neural_states.v1`: a real
-    sentence above its shuffles and above itself with a phrase said twice; `fluency explain`
-    names the states' share as one contribution, and the contributions add up to the score."""
+def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetition_lower():
+    """The learned head (training/state_head.py) on the states of `neural_states.v1`, the
+    neural tier's data-to-text head: a real sentence above its shuffles and above itself with a
+    phrase said twice; `fluency explain` names the states' share as one contribution, and the
+    contributions add up to the score."""
     from scorer.explain import explain_texts
 
-    scorer = load_scorer("neural")
-    assert "neural_states.v1" in scorer.features and "neural.v2" in scorer.features
+    bundle = load_scorer("neural")
+    assert "neural_states.v1" in bundle.features and "neural.v2" in bundle.features
+    scorer = bundle.for_genre("data-to-text")
     assert sum(c.startswith("neural_states.v1/") for c in scorer.calibration.inputs) == 576
+    assert not any(c.startswith("neural_states.v1/") for c in bundle.calibration.inputs)
     repeated = REAL.replace("new homes", "new homes new homes")
     texts = [REAL, *shuffles(REAL, 3, seed=5), repeated]
     scores = scorer.score(texts)
     assert scores[0] > max(scores[1:])
-    (e,) = explain_texts(scorer, [REAL])
+    (e,) = explain_texts(bundle, [REAL], genre="data-to-text")
     names = [c.feature for c in e.contributions.features]
     assert "SmolLM2 states" in names and not any(n.startswith("neural_states.v1/") for n in names)
     total = e.contributions.intercept + sum(c.contribution for c in e.contributions.features)
     assert e.explains == "fluency" and total == pytest.approx(e.fluency, abs=1e-9)
     assert e.fluency == pytest.approx(scores[0], abs=1e-9)
     # The GLEU stage alone (what a new head is fitted on) reads no states.
-    assert "neural_states.v1" not in scorer.gleu_stage().features
+    assert "neural_states.v1" not in bundle.gleu_stage().features
 
 
 def _corrupt_copy(models_dir, tmp_path, *, name="neural-corrupt"):
