@@ -207,9 +207,21 @@ if sys.argv[2:] == ["plain"]:  # the plain graph, optimised at load
     import features.neural_lm as neural
     neural._graph = lambda ort, folder, card, device, options: folder / neural.NEURAL_ONNX_FILE
 from scorer import load_scorer
-if sys.argv[2:3] == ["folder"]:  # another export folder (the graph without the states)
+if sys.argv[2:3] == ["folder"]:  # the graph without the states, under the bundle as 0.12.1
+    import pathlib                # shipped it: no head reads them
     import features.neural_lm as neural
-    neural.NEURAL_ONNX_DIR = __import__("pathlib").Path(sys.argv[3])
+    import scorer.scoring as scoring
+    neural.NEURAL_ONNX_DIR = pathlib.Path(sys.argv[3])
+    read = scoring.read_card
+    def without_states(*args, **kwargs):
+        folder, card = read(*args, **kwargs)
+        card.pop("head_features", None)
+        card["heads"] = {
+            g: h for g, h in card["heads"].items()
+            if not any(c.startswith("neural_states") for c in h["inputs"])
+        }
+        return folder, card
+    scoring.read_card = without_states
 load_scorer(sys.argv[1]).score(["The committee will meet again next week."])
 print(time.perf_counter() - start)
 """
