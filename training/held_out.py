@@ -1,5 +1,6 @@
-"""The head a judgement file gets from the other files, as `fluency calibrate` would choose and
-fit it (`training.choose.choose`) without it: `fluency benchmark --protocol lodo`.
+"""The head a judgement file gets from the other files, chosen and fitted without it as
+`python -m training.heads` chooses (`training.choose.choose`): `fluency benchmark --protocol
+lodo`.
 
 Within a genre (the default) each file is scored by the head chosen on the other files of its
 genre, or, in a genre of one file, each fold of its inputs by the head chosen on the other folds
