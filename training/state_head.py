@@ -42,7 +42,7 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import card_heads
-from training.heads import MINUS_LENGTH, READINGS, baseline, head_files
+from training.heads import MINUS_LENGTH, READINGS, baseline
 from training.heads_select import HeadFile, Judgement, held_out, judge, unit_weights
 from training.state_report import (
     criteria,
@@ -269,19 +269,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from scorer.config import from_env
     from scorer.evidence.benchmark_run import judgement_files
     from scorer.evidence.genres import GENRES, genres_of
-    from training.head_files import scramble_pairs
+    from training.head_files import add_rows_options, read_head_files, scramble_pairs
 
     ap = argparse.ArgumentParser(prog="python -m training.state_head", description=__doc__)
     ap.add_argument("--model", default="neural", help="the tier's bundle")
-    ap.add_argument("--dev", default="../shared/dev", help="folder of *.jsonl judgement files")
-    ap.add_argument("--files", nargs="*", default=(), help="only these files of --dev")
+    add_rows_options(ap)  # --dev, --files, --max-outputs, --max-words, --seed, --jobs, --cache
+    # Judged on the cut the neural tier's other heads were judged on; fitted on more of each file.
+    ap.set_defaults(max_outputs=300, max_words=8000)
     ap.add_argument("--train-outputs", type=int, default=3000, help="fitted outputs a file")
     ap.add_argument("--train-words", type=int, default=80000, help="fitted words a file")
-    ap.add_argument("--max-outputs", type=int, default=300, help="judged outputs a file")
-    ap.add_argument("--max-words", type=int, default=8000, help="judged words a file")
     ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
-    ap.add_argument("--seed", type=int, default=12345)
-    ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument(
         "--genres",
         nargs="*",
@@ -302,17 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (scorer,) = load_configured_all([args.model], config)
     paths = judgement_files(args.dev, args.files)
     genres = genres_of([p.stem for p in paths], GENRES)
-    judged = head_files(
-        scorer,
-        paths,
-        genres,
-        READINGS,
-        cache_dir=default_cache_dir(),
-        n_jobs=args.jobs,
-        max_outputs=args.max_outputs,
-        max_words=args.max_words,
-        seed=args.seed,
-    )
+    judged = read_head_files(scorer, args, READINGS)
     files = state_files(
         scorer,
         paths,
@@ -324,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_words=args.max_words,
         seed=args.seed,
         jobs=args.jobs,
-        cache_dir=Path(default_cache_dir()).parent / "states",
+        cache_dir=Path(args.cache or default_cache_dir()).parent / "states",
     )
     if args.states_only:
         return 0
@@ -340,15 +327,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             states[len(real) :],
             logprob[len(real) :],
         )
-    current = {g: (h["aggregate"], _inputs(h)) for g, h in card_heads(scorer.card).items()}
+    current = {g: _current(h) for g, h in card_heads(scorer.card).items()}
     units = ["general", *[g for g in dict.fromkeys(genres.values()) if g in args.genres]]
     sections, entries, grids = {}, {}, {}
     for unit in units:
         by_genre = unit == "general"
         mine = files if by_genre else [f for f in files if f.genre == unit]
         shown = judged if by_genre else [f for f in judged if f.genre == unit]
-        if len(mine) < 2:
-            print(f"\n## {unit}: one dataset, nothing to hold out")
+        if len({f.genre if by_genre else f.name for f in mine}) < 2:
+            print(f"\n## {unit}: one {'genre' if by_genre else 'dataset'}, nothing to hold out")
             continue
         # A genre head reads the states the general head chose (one extractor a bundle).
         at = None if by_genre else (lm.layers.index(STATE_LAYER), POOLINGS.index(STATE_POOLING))
@@ -413,6 +400,15 @@ def scrambles_below(head: StateHead, pairs: tuple, at: tuple[int, int]) -> float
     return float(np.mean(real > shuffled) + 0.5 * np.mean(real == shuffled))
 
 
+def _current(section: Mapping) -> tuple[str, list]:
+    """(reading, inputs) of a card head, refitted held out to judge against; a learned head
+    ("states", its layer, pooling, variant and alpha): its own held-out predictions."""
+    if "states" in section:
+        s = section["states"]
+        return "states", [s["layer"], s["pooling"], s["variant"], float(s["alpha"])]
+    return section["aggregate"], _inputs(section)
+
+
 def _inputs(section: Mapping) -> list[str]:
     """A card head's inputs with a weight (the GLEU score is every head's first, often 0)."""
     return [c for c, w in zip(section["inputs"], section["linear"]["coef"], strict=True) if w]
@@ -442,11 +438,15 @@ def evaluate(
     scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
     chosen, how = choose(scores)
     view = system_view(judged, by_genre, n_samples=samples, seed=seed)
-    reading, inputs = current
+    reading, inputs = current  # reading "states": a learned head, inputs its settings
     comparisons = {
         MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
         LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
-        CURRENT: held_out(judged, reading, list(inputs), by_genre),
+        CURRENT: (
+            preds[tuple(inputs)]
+            if reading == "states"
+            else held_out(judged, reading, list(inputs), by_genre)
+        ),
         "GLEU, whole": held_out(judged, "whole", ["gleu"], by_genre),
     }
     refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
@@ -474,7 +474,7 @@ def evaluate(
             mine["wins"] |= {"best single input": mine["wins"]["logprob sum"], "files": len(judged)}
             for label, p in comparisons.items():
                 if label == CURRENT:
-                    label = f"current head ({', '.join(inputs)}, {reading})"
+                    label = f"current head ({', '.join(map(str, inputs))}, {reading})"
                 if label == LOGPROB_LABEL:
                     label = f"best single input: {label}"
                 rows.append(row(label, p, judged, by_genre, view, others, samples, seed)[0])
