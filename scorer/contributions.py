@@ -32,6 +32,7 @@ __all__ = [
     "Contributions",
     "calibrated",
     "contributions",
+    "group_of",
     "linear_weights",
     "summed",
 ]
@@ -148,11 +149,16 @@ def calibrated(
 GROUPS = {"neural_states.v1/": "SmolLM2 states"}
 
 
+def group_of(column: str) -> str | None:
+    """The `GROUPS` label a column is counted under, or None."""
+    return next((label for prefix, label in GROUPS.items() if column.startswith(prefix)), None)
+
+
 def _grouped(items: Sequence[Contribution]) -> list[Contribution]:
     """`items` with the columns of each of `GROUPS` added up into one contribution."""
     out, sums = [], {}
     for c in items:
-        label = next((g for p, g in GROUPS.items() if c.feature.startswith(p)), None)
+        label = group_of(c.feature)
         if label is None:
             out.append(c)
         else:

@@ -61,11 +61,11 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
 def _weights_text(head: Mapping) -> str:
     """A head's non-zero weights, the columns of each of `scorer.contributions.GROUPS` (the
     576 state columns of the learned head) counted as one."""
-    from scorer.contributions import GROUPS
+    from scorer.contributions import group_of
 
     parts, groups = [], {}
     for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
-        label = next((g for prefix, g in GROUPS.items() if c.startswith(prefix)), None)
+        label = group_of(c)
         if label is not None and w:
             groups[label] = groups.get(label, 0) + 1
         elif w:

@@ -75,7 +75,17 @@ class Linear:
         return replace(self, coef=a * self.coef, intercept=a * self.intercept + b)
 
     def weights(self) -> str:
-        terms = [f"{w:+.4g} {c}" for c, w in zip(self.inputs, self.coef, strict=True) if w]
+        """The non-zero weights, a learned head's state columns counted as one group."""
+        from scorer.contributions import group_of
+
+        terms, groups = [], {}
+        for c, w in zip(self.inputs, self.coef, strict=True):
+            label = group_of(c)
+            if label is not None and w:
+                groups[label] = groups.get(label, 0) + 1
+            elif w:
+                terms.append(f"{w:+.4g} {c}")
+        terms += [f"{g} ({n} weights)" for g, n in groups.items()]
         return f"{' '.join(terms) or '0'} {self.intercept:+.4g}, read {self.reading}"
 
     def section(self, genre: str, **extra) -> dict:
