@@ -88,11 +88,10 @@ def test_the_recorded_signs_are_the_dev_files_own(tier, shared_dir):
     """Recompute each input's own correlation on the files each head was fitted on (the same
     sample of them, from the card's command), parsing what the row cache lacks."""
     from features.rows import default_cache_dir
+    from scorer.contributions import group_of
     from scorer.evidence.genres import GENRES
     from training.heads import head_files
     from training.heads_select import alone_rho
-
-    from scorer.contributions import group_of
 
     card = _card(tier)
     scorer = load_scorer(tier)
