@@ -71,3 +71,15 @@ def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
         assert [s.score for s in bare.score_texts(TEXTS)] == [
             s.gleu for s in scorer.score_texts(TEXTS)
         ]
+
+
+def test_a_head_that_reads_an_extractor_this_code_lacks_is_refused_clearly():
+    """A card whose heads read an extractor of their own (`head_features`) not registered
+    here: a ModelLoadError naming it, never a KeyError at the first request."""
+    from scorer.calibration import head_columns
+    from scorer.errors import ModelLoadError
+
+    assert head_columns({}) == []
+    assert len(head_columns({"head_features": ["neural_states.v1"]})) == 576
+    with pytest.raises(ModelLoadError, match=r"neural_states\.v9"):
+        head_columns({"head_features": ["neural_states.v9"]})
