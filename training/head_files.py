@@ -209,8 +209,9 @@ def chrf_column(texts: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarr
 
 
 # Extractors computed in stores of their own, so that the parsers' rows of every tier are
-# parsed once and a costly extractor's rows are added to them (`features.rows`: stores add up).
-COSTLY = ("constituency.v1", "neural.v2")
+# parsed once and a costly extractor's rows are added to them (`features.rows`: stores add up);
+# by the model they run, whose extractors are computed together (one SmolLM2 pass: both).
+COSTLY = {"constituency.v1": "benepar", "neural.v2": "neural", "neural_states.v1": "neural"}
 
 
 def scramble_pairs(corpus: str | Path, *, n: int = 200, seed: int = 12345):
@@ -272,7 +273,11 @@ def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict
     # the scorer's own, whose rows it read before these were added: they would be parsed twice.
     if cache_dir is not None and any(f in COSTLY for f in scorer.features):
         cheap = tuple(f for f in scorer.features if f not in COSTLY)
-        for group in [cheap, *[(f,) for f in scorer.features if f in COSTLY]]:
+        by_model: dict[str, list[str]] = {}  # one model's extractors share its passes
+        for f in scorer.features:
+            if f in COSTLY:
+                by_model.setdefault(COSTLY[f], []).append(f)
+        for group in [cheap, *map(tuple, by_model.values())]:
             FeatureRows(group, scorer.rows.resources).rows(
                 sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=True, desc=group[-1]
             )
