@@ -15,7 +15,7 @@ from training.choose import fold_rows, subset
 from training.heads_select import HeadFile, fit_head, spearman, unit_weights
 from training.linear_head import Linear
 
-__all__ = ["BASE", "Plan", "cross_validated", "on_their_scale", "with_base"]
+__all__ = ["BASE", "Plan", "cross_validated", "fold_of", "on_their_scale", "with_base"]
 
 BASE = "head in hand"  # the column a fitted addition reads the head it adds to from
 
@@ -101,7 +101,7 @@ class Plan:
         )
 
 
-def _fold_of(files: Sequence[HeadFile], k: int, seed: int) -> dict[str, np.ndarray] | None:
+def fold_of(files: Sequence[HeadFile], k: int, seed: int) -> dict[str, np.ndarray] | None:
     """{file: each output's fold}: folds of whole inputs within each file (fold i of every file
     held out together), or None where a file has fewer than two inputs."""
     out = {}
@@ -121,7 +121,7 @@ def cross_validated(
 ) -> dict[str, dict[str, np.ndarray]]:
     """{plan label: {file: each output scored by the plan fitted without its fold}}; a single
     column alone needs no fit beyond its sign, taken on the training folds."""
-    fold = _fold_of(files, folds, seed)
+    fold = fold_of(files, folds, seed)
     if fold is None:
         return {}
     out = {p.label: {f.name: np.zeros(len(f.human)) for f in files} for p in plans}

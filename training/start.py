@@ -3,7 +3,7 @@
 A user's head starts as the bundle's head for the genre named (its general head for a genre it
 lacks, or the head `--from` names) and stays that head unless the user's ratings show better
 (`training.switch`: a paired bootstrap over the user's inputs, bounds that hold for every
-candidate tried at once). Two rounds of candidates, each judged against the head in hand:
+candidate tried at once). Rounds of candidates, each judged against the head in hand:
 
 1. Named readings, each judged whole as one input, with no fit: every other head of the bundle,
    minus the length (raters who reward brevity), each summed log-probability (the n-gram LM's,
@@ -15,6 +15,9 @@ candidate tried at once). Two rounds of candidates, each judged against the head
    `training.heads_select.fit_head`), judged on the user's data in folds of whole inputs, each
    output scored by a fit that did not see it. An addition that wins is kept and the round
    repeats, up to `max_inputs` columns added.
+3. On the neural tier (the ratings hold SmolLM2's states), the head in hand plus a ridge on the
+   states fitted to what it leaves of the ratings, shrunk toward it, its alpha chosen on the
+   user's folds (`training.state_residual`); judged in folds as the fitted round is.
 
 A named reading that wins is written on the user's scale: an affine map (a slope kept
 positive, `sklearn.linear_model.LinearRegression(positive=True)`) from the reading to the
@@ -37,6 +40,7 @@ from training.choose import FOLDS
 from training.fitted import Plan, cross_validated, on_their_scale, with_base
 from training.heads_select import HeadFile, ScrambleCheck
 from training.linear_head import Linear
+from training.state_residual import StateRidge, state_columns
 from training.switch import LEVEL, Evidence, evidence
 
 __all__ = [
@@ -280,4 +284,31 @@ def calibrate_from(
         if new is None:
             break
         state, current, head = by_label[new.label], preds[new.label], new
+    states = state_columns(files[0], head.reading) if max_inputs > 0 else ()
+    if states:
+        head = _states_round(files, head, current, states, folds, check, notes, rounds, opts)
     return Outcome(started_from, start, head, rounds, notes)
+
+
+def _states_round(files, head, current, states, folds, check, notes, rounds, opts) -> Linear:
+    """The neural tier's last round (`training.state_residual`): the head in hand plus a ridge
+    on SmolLM2's states fitted to what it leaves, judged in folds like the fitted round."""
+    hand = with_base(files, head)
+    ridge = StateRidge(head.reading, head, states)
+    preds = ridge.cross_validated(hand, folds, opts["seed"])
+    if preds is None:
+        notes.append("states: not tried, a file has fewer than two inputs to fold")
+        return head
+    name = f"{len(states)} SmolLM2 states on what the head in hand leaves"
+    ev, new = _round(
+        f"{name}, in {folds} folds of the inputs",
+        current,
+        {ridge.label: preds},
+        files,
+        lambda k: ridge.fit(hand, folds, opts["seed"]),
+        check,
+        notes,
+        **opts,
+    )
+    rounds.append((f"{name}, a ridge, {folds} folds of the inputs", ev))
+    return new or head

@@ -1,0 +1,199 @@
+"""On the neural tier, a ridge on SmolLM2's states fitted to what the head in hand leaves of a
+user's ratings: the last round of `fluency calibrate` (`training.start`).
+
+The head in hand (the shipped head, or what the earlier rounds made of it) is put on the user's
+scale by a positive slope and an intercept, and a ridge on the standardised states is fitted to
+the rest, the residual. A strong ridge gives the head in hand back, so the fit is shrunk toward
+it; starting from the shipped learned head, toward that head. Each dataset weighs the same
+(`heads_select.unit_weights`).
+
+The alpha (per 1,000 weighted rows, as `training.state_head` counts it) is chosen on the
+user's folds of whole inputs: the strongest whose held-out criterion (mean rho + per-input
+tau) is, paired fold by fold, within one standard error of the best alpha's. As a candidate of
+the round it is judged in folds of whole inputs with the alpha chosen again inside each
+training part, so no output is scored by a fit, or an alpha, that saw its input.
+
+scikit-learn's `RidgeCV` chooses its alpha by squared error on rows, not by the rank criterion
+on inputs the rounds are judged by; the folds here are `training.fitted`'s, one `Ridge` fit a
+fold serving every alpha (an alpha a target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from scorer.contributions import GROUPS
+from training.choose import subset
+from training.fitted import BASE, fold_of
+from training.heads_select import HeadFile, unit_weights
+from training.linear_head import Linear
+from training.state_head import ALPHAS
+from training.switch import point_means
+
+__all__ = ["ALPHAS", "StateRidge", "state_columns"]
+
+LABEL = "a ridge on SmolLM2's states"
+
+
+def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
+    """The columns under `reading` that only a learned head reads (`GROUPS`): SmolLM2's states."""
+    return tuple(c for c in file.columns.get(reading, {}) if c.startswith(tuple(GROUPS)))
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """prediction = slope * head in hand + states @ coef + intercept, one per alpha."""
+
+    slope: float
+    coef: np.ndarray  # (alphas, states), in the states' own units
+    intercept: np.ndarray  # (alphas,)
+
+
+def _fit(files: Sequence[HeadFile], reading: str, states: Sequence[str], alphas) -> _Fit:
+    from sklearn.linear_model import LinearRegression, Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.concatenate([f.columns[reading][BASE] for f in files])
+    X = np.vstack([np.column_stack([f.columns[reading][c] for c in states]) for f in files])
+    y = np.concatenate([f.target for f in files])
+    w = unit_weights(files)
+    line = LinearRegression(positive=True).fit(x[:, None], y, sample_weight=w)
+    slope = float(line.coef_[0])
+    rest = y - slope * x - float(line.intercept_)
+    scaler = StandardScaler().fit(X, sample_weight=w)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
+    ridge = Ridge(alpha=strengths).fit(
+        (X - scaler.mean_) / scale, np.tile(rest[:, None], len(strengths)), sample_weight=w
+    )
+    coef = np.atleast_2d(ridge.coef_) / scale
+    intercept = np.atleast_1d(ridge.intercept_) - coef @ scaler.mean_ + float(line.intercept_)
+    return _Fit(slope, coef, intercept)
+
+
+def _predict(fit: _Fit, file: HeadFile, reading: str, states: Sequence[str]) -> np.ndarray:
+    """(outputs, alphas) predictions."""
+    X = np.column_stack([file.columns[reading][c] for c in states])
+    return fit.slope * file.columns[reading][BASE][:, None] + X @ fit.coef.T + fit.intercept
+
+
+def _out_of_fold(
+    files: Sequence[HeadFile], reading: str, states: Sequence[str], alphas, folds: int, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    """({file: (outputs, alphas) predictions, each by a fit without the output's fold},
+    {file: each output's fold}), or None where a file has fewer than two inputs."""
+    fold = fold_of(files, folds, seed)
+    if fold is None:
+        return None
+    out = {f.name: np.zeros((len(f.human), len(alphas))) for f in files}
+    for k in range(max(v.max() for v in fold.values()) + 1):
+        train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
+        train = [t for t in train if len(t.human) > 1]
+        fit = _fit(train, reading, states, alphas)
+        for f in files:
+            rows = np.flatnonzero(fold[f.name] == k)
+            out[f.name][rows] = _predict(fit, subset(f, rows), reading, states)
+    return out, fold
+
+
+def _criteria(files: Sequence[HeadFile], preds: dict[str, np.ndarray]) -> np.ndarray:
+    heads = [
+        {f.name: preds[f.name][:, a] for f in files} for a in range(preds[files[0].name].shape[1])
+    ]
+    rho, tau = point_means(heads, files)
+    return rho + np.nan_to_num(tau)
+
+
+def choose_alpha(
+    files: Sequence[HeadFile],
+    reading: str,
+    states: Sequence[str],
+    *,
+    folds: int,
+    seed: int,
+    alphas: Sequence[float] = ALPHAS,
+) -> float:
+    """The strongest alpha whose criterion on the folds (module docstring) is within one
+    standard error of the best alpha's; the strongest of all where the files cannot be folded."""
+    alphas = sorted(alphas)
+    found = _out_of_fold(files, reading, states, alphas, folds, seed)
+    if found is None:
+        return float(alphas[-1])
+    preds, fold = found
+    per_fold = []
+    for k in range(max(v.max() for v in fold.values()) + 1):
+        part = [subset(f, np.flatnonzero(fold[f.name] == k)) for f in files]
+        part = [p for p in part if len(p.human) > 1]
+        if part:
+            rows = {f.name: np.flatnonzero(fold[f.name] == k) for f in files}
+            per_fold.append(_criteria(part, {p.name: preds[p.name][rows[p.name]] for p in part}))
+    whole = _criteria(files, preds)
+    best = int(np.nanargmax(np.nan_to_num(whole, nan=-np.inf)))
+    F = np.nan_to_num(np.array(per_fold))
+    diff = F - F[:, [best]]
+    se = diff.std(axis=0, ddof=1) / np.sqrt(len(F)) if len(F) > 1 else np.zeros(len(alphas))
+    within = [a for a in range(len(alphas)) if whole[a] >= whole[best] - se[a]]
+    return float(alphas[max(within)])
+
+
+@dataclass(frozen=True)
+class StateRidge:
+    """The candidate: `base` (the head in hand) plus a ridge on `states`, both under `reading`."""
+
+    reading: str
+    base: Linear
+    states: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.base.label} + {LABEL}"
+
+    def cross_validated(
+        self, files: Sequence[HeadFile], folds: int, seed: int
+    ) -> dict[str, np.ndarray] | None:
+        """{file: each output scored by a fit (and an alpha) chosen without its input's fold};
+        `files` hold the head in hand as `training.fitted.BASE` (`with_base`)."""
+        fold = fold_of(files, folds, seed)
+        if fold is None:
+            return None
+        out = {f.name: np.zeros(len(f.human)) for f in files}
+        for k in range(max(v.max() for v in fold.values()) + 1):
+            train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
+            train = [t for t in train if len(t.human) > 1]
+            alpha = choose_alpha(train, self.reading, self.states, folds=folds, seed=seed)
+            fit = _fit(train, self.reading, self.states, [alpha])
+            for f in files:
+                rows = np.flatnonzero(fold[f.name] == k)
+                out[f.name][rows] = _predict(fit, subset(f, rows), self.reading, self.states)[:, 0]
+        return out
+
+    def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Linear:
+        """Fitted on every output, alpha chosen on the folds: one `Linear` over the head in
+        hand's inputs (its clips kept) and the states (open), a state the head in hand reads
+        already taking the sum of both weights."""
+        alpha = choose_alpha(files, self.reading, self.states, folds=folds, seed=seed)
+        fit = _fit(files, self.reading, self.states, [alpha])
+        b = self.base
+        weights = dict(zip(b.inputs, fit.slope * b.coef, strict=True))
+        low = dict(zip(b.inputs, b.low, strict=True))
+        high = dict(zip(b.inputs, b.high, strict=True))
+        for c, w in zip(self.states, fit.coef[0], strict=True):
+            if c in weights and (np.isfinite(low[c]) or np.isfinite(high[c])):
+                raise ValueError(f"{b.label} clips {c}: a ridge cannot be added to it")
+            weights[c] = weights.get(c, 0.0) + float(w)
+            low.setdefault(c, -np.inf)
+            high.setdefault(c, np.inf)
+        inputs = tuple(weights)
+        return Linear(
+            f"{self.label} (alpha {alpha:g} per 1,000 rows)",
+            "addition",
+            self.reading,
+            inputs,
+            [weights[c] for c in inputs],
+            fit.slope * b.intercept + float(fit.intercept[0]),
+            [low[c] for c in inputs],
+            [high[c] for c in inputs],
+        )
