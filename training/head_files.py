@@ -71,10 +71,16 @@ def add_rows_options(
 
 
 def read_head_files(
-    scorer, args: argparse.Namespace, readings: Sequence[str], *, every: bool = False
+    scorer,
+    args: argparse.Namespace,
+    readings: Sequence[str],
+    *,
+    every: bool = False,
+    heads: bool = False,
 ) -> list[HeadFile]:
     """The files `add_rows_options` names (with `every`, every file of `--dev`, whatever
-    `--files` says), read under `readings` (`head_files`), each with its genre."""
+    `--files` says), read under `readings` (`head_files`, `heads` passed on), each with its
+    genre."""
     from scorer.evidence.benchmark_run import judgement_files
     from scorer.evidence.genres import GENRES, genres_of
 
@@ -89,6 +95,7 @@ def read_head_files(
         max_outputs=args.max_outputs,
         max_words=args.max_words,
         seed=args.seed,
+        heads=heads,
     )
 
 
@@ -160,10 +167,12 @@ def head_files(
     max_outputs: int = 0,
     max_words: int = 0,
     seed: int = 12345,
+    heads: bool = False,
 ) -> list[HeadFile]:
     """Each judgement file as `HeadFile`: outputs kept under `fluency benchmark`'s protocol
     (empty and failed ones and human references left out), cut to `max_outputs` outputs and
-    `max_words` words, with `text_columns` under each reading, and minus the length."""
+    `max_words` words, with `text_columns` under each reading (with `heads`, the columns only
+    the bundle's heads read too), and minus the length."""
     from scorer.evidence.benchmark_data import read_judged
     from scorer.evidence.genres import FLUENCY_FIELDS
 
@@ -173,7 +182,9 @@ def head_files(
         n_words = [len(t.split()) for t in judged.texts]
         keep = sample_outputs(judged.groups, max_outputs, seed, n_words, max_words)
         texts = [judged.texts[i] for i in keep]
-        columns = text_columns(scorer, texts, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+        columns = text_columns(
+            scorer, texts, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=heads
+        )
         n_tokens = columns.pop("length")["n_tokens"]
         baselines = {MINUS_LENGTH: -n_tokens}
         refs = [judged.refs[i] for i in keep]
@@ -256,7 +267,10 @@ def scramble_check(
     """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
     test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns."""
     real, shuffled = scramble_pairs(corpus, n=n, seed=seed)
-    cols = text_columns(scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs)
+    # With the columns only the bundle's heads read: a learned head is checked as it scores.
+    cols = text_columns(
+        scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True
+    )
     cols.pop("length")
     half = len(real)
     split = [

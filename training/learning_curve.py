@@ -381,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     readings = args.aggregate or list(READINGS)
     # Every file is read, the curves drawn for those named: a head is refitted without a file
     # on the other files it was fitted on.
-    files = read_head_files(scorer, args, readings, every=True)
+    files = read_head_files(scorer, args, readings, every=True, heads=True)
     check = read_scrambles(scorer, args, readings)
     only = [Path(f).stem for f in args.files] or None
     found = curves(

@@ -7,14 +7,18 @@ its own inputs (those it weighs) under its own reading are refitted without the 
 (`training.heads_select.fit_head`: the same non-negative ridge, datasets and genres weighing as
 they did), and capped as `training.heads.section` caps them. The choice of inputs has still
 seen the file; the weights have not. A head whose files did not include the file is kept as
-shipped.
+shipped. A head learned on SmolLM2's states (`training.state_head`) is refitted as it was
+fitted: its ridge, at its alpha, on the states of its other files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from scorer.calibration import GENERAL, card_heads
+from scorer.contributions import group_of
 from training.heads import section
 from training.heads_select import HeadFile, fit_head
 from training.linear_head import Linear
@@ -39,6 +43,9 @@ def held_out_heads(card: Mapping, files: Sequence[HeadFile], left_out: str) -> d
         own = [c for c, w in zip(head.inputs, head.coef, strict=True) if w]
         if not train or not own:
             continue
+        if sec.get("states"):
+            out[name] = _learned(head, sec["states"], train, f"{head.label}, without {left_out}")
+            continue
         fitted = fit_head(train, head.reading, own)
         sec = section(fitted, train, {}, genre=name, held="", command="")
         out[name] = Linear.from_section(f"head {name}, without {left_out}", sec)
@@ -52,3 +59,25 @@ def starting_head(heads: Mapping[str, Linear], genre: str) -> tuple[str, Linear]
         if name in heads:
             return name, heads[name]
     return None
+
+
+def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: str) -> Linear:
+    """A learned head (`states`: its layer, pooling, variant and alpha) refitted on `files`:
+    the ridge `training.state_head.fit_all` fits, on the state columns it reads."""
+    from training.state_head import fit_all
+    from training.state_rows import StateFile
+
+    if states.get("variant", "states") != "states":
+        raise ValueError(f"{head.label}: only a ridge on the states alone can be refitted here")
+    inputs = tuple(c for c in head.inputs if group_of(c) is not None)
+    stand_ins = []
+    for f in files:
+        X = np.column_stack([f.columns[head.reading][c] for c in inputs])
+        n = len(f.human)
+        stand_ins.append(StateFile(f.name, f.genre, f.human, X[:, None, None, :], np.zeros(n),
+                                   np.arange(n)))  # fmt: skip
+    alpha = float(states["alpha"])
+    layer, pooling = states["layer"], states["pooling"]
+    fitted = fit_all(stand_ins, (0, 0), [alpha], [layer], [pooling], variants=("states",))
+    ridge = fitted["states", alpha]
+    return Linear(label, "head", head.reading, inputs, ridge.coef, ridge.intercept)

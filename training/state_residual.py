@@ -33,9 +33,10 @@ from training.linear_head import Linear
 from training.state_head import ALPHAS
 from training.switch import point_means
 
-__all__ = ["ALPHAS", "StateRidge", "state_columns"]
+__all__ = ["ALPHAS", "KIND", "StateRidge", "choose_alpha", "state_columns"]
 
 LABEL = "a ridge on SmolLM2's states"
+KIND = "states ridge"  # `Linear.kind` of the head this round writes
 
 
 def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
@@ -189,7 +190,7 @@ class StateRidge:
         inputs = tuple(weights)
         return Linear(
             f"{self.label} (alpha {alpha:g} per 1,000 rows)",
-            "addition",
+            KIND,
             self.reading,
             inputs,
             [weights[c] for c in inputs],

@@ -109,3 +109,26 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
     clipped = Linear("head clipped", "head", "whole", (STATES[0],), [1.0], 0.0, [-1.0], [1.0])
     with pytest.raises(ValueError, match=r"clips neural_states\.v1/h000"):
         StateRidge("whole", clipped, STATES).fit(with_base([_rated("states")], clipped), 5, 1)
+
+
+def test_a_learned_head_is_refitted_without_a_file_as_a_ridge_on_its_states():
+    from training.shipped_held_out import held_out_heads
+
+    files = [HeadFile(f"d{k}", "mine", *_parts(_rated("states", seed=k))) for k in (1, 2, 3)]
+    shipped = Linear("x", "head", "whole", ("gleu", *STATES), np.r_[0.0, np.ones(N_STATES)], 0.0)
+    states = {"layer": 20, "pooling": "mean", "variant": "states", "alpha": 100.0}
+    sec = shipped.section("learned", files={f.name: len(f.human) for f in files}, states=states)
+    heads = held_out_heads({"heads": {"learned": sec}}, files, "d1")
+    head = heads["learned"]
+    assert head.label == "head learned, without d1" and head.inputs == STATES
+    # A ridge at the head's alpha on d2 and d3 alone: it finds the direction the ratings
+    # follow, with weights of either sign (a non-negative refit could not).
+    assert (head.coef[:4] > 0).tolist() == [True, False, True, True]
+    d1 = files[0]
+    assert np.corrcoef(head.predict(d1.columns), d1.human)[0, 1] > 0.3
+    refit = held_out_heads({"heads": {"learned": sec}}, files[1:], "d2")["learned"]
+    assert not np.allclose(refit.coef, head.coef)
+
+
+def _parts(f: HeadFile):
+    return f.human, f.groups, f.columns, f.baselines
