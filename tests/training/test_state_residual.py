@@ -132,3 +132,54 @@ def test_a_learned_head_is_refitted_without_a_file_as_a_ridge_on_its_states():
 
 def _parts(f: HeadFile):
     return f.human, f.groups, f.columns, f.baselines
+
+
+# -- with the real neural tier -------------------------------------------------------------------
+
+
+def test_a_head_with_a_ridge_on_the_states_is_written_into_the_neural_bundle_and_served(tmp_path):
+    """The round fitted on SmolLM2's real states of 40 texts (10 sentences, 3 shuffles each),
+    written by `fluency calibrate`'s writer and loaded as the service loads a bundle: it scores
+    as fitted."""
+    from web.support import shuffles
+
+    from features.resources import MODELS_DIR
+    from scorer import load_scorer
+    from training.calibrate import write_bundle
+    from training.head_files import text_columns
+
+    sentences = [
+        "The council plans to build new homes on the site of the old factory.",
+        "My grandfather grew tomatoes and beans in a small garden behind the house.",
+        "The restaurant near the river serves cheap Italian food to families.",
+        "She finished the report before the meeting started on Monday morning.",
+        "Heavy rain closed several roads in the north of the county last night.",
+        "The museum opens a new exhibition of early photographs next week.",
+        "Our train was delayed because of a signal failure outside the station.",
+        "He bought a second-hand bicycle and rides it to work every day.",
+        "The team won the final after scoring twice in the last ten minutes.",
+        "Prices at the market rose sharply after the poor harvest this year.",
+    ]
+    texts, groups, human = [], [], []
+    for k, s in enumerate(sentences):
+        for j, t in enumerate([s, *shuffles(s, 3, seed=k)]):
+            texts += [t]
+            groups += [f"g{k}"]
+            human += [3.0 if j == 0 else 1.0 + 0.1 * j]
+    neural = load_scorer("neural")
+    columns = text_columns(neural, texts, ["whole"], heads=True)
+    columns.pop("length")
+    f = HeadFile("mine", "mine", np.array(human), groups, columns)
+    start = Linear.from_section("head data-to-text", neural.card["heads"]["data-to-text"])
+    states = state_columns(f, "whole")
+    assert len(states) == 576 and set(states) <= set(start.inputs)
+    head = StateRidge("whole", start, states).fit(with_base([f], start), folds=5, seed=1)
+    decision = {"ship": True, "decision": f"shipped: {head.label}"}
+    out = write_bundle(
+        MODELS_DIR / "neural", tmp_path / "mine", "mine", head.section("mine"), decision
+    )
+    served = load_scorer(out, models_dir=tmp_path)
+    assert served.score(texts, genre="mine") == pytest.approx(head.predict(columns), abs=1e-6)
+    assert served.score(texts, genre="data-to-text") == pytest.approx(
+        neural.score(texts, genre="data-to-text"), abs=1e-9
+    )
