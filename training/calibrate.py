@@ -35,8 +35,8 @@ from training.head_files import (
     text_columns,
 )
 from training.heads_select import HeadFile, ScrambleCheck
+from training.residual_ridge import KIND as RESIDUAL_RIDGE
 from training.start import Outcome, calibrate_from, named_readings, start_head
-from training.state_residual import KIND as STATES_RIDGE
 from training.switch import LEVEL
 
 __all__ = ["add_commands", "calibrate", "head_file", "report", "write_bundle"]
@@ -166,10 +166,10 @@ def _regressor(outcome: Outcome) -> str:
         return f"the starting head, {outcome.start.label}, as the bundle has it"
     if kind in ("head", "reading"):
         return f"{outcome.head.label} on the ratings' scale (a positive slope and an intercept)"
-    if kind == STATES_RIDGE:
+    if kind == RESIDUAL_RIDGE:
         return (
             "the head in hand on the ratings' scale (a positive slope) plus a ridge on "
-            "SmolLM2's standardised states fitted to what it leaves, alpha chosen on the folds"
+            "standardised columns fitted to what it leaves, alpha chosen on the folds"
         )
     return "non-negative ridge on standardised inputs turned by their own signs"
 

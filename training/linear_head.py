@@ -24,7 +24,7 @@ class Linear:
     weighted and summed with the intercept."""
 
     label: str
-    kind: str  # "head", "reading", "column", "addition" or "states ridge"
+    kind: str  # "head", "reading", "column", "addition" or "residual ridge"
     reading: str
     inputs: tuple[str, ...]
     coef: np.ndarray

@@ -15,9 +15,10 @@ candidate tried at once). Rounds of candidates, each judged against the head in 
    `training.heads_select.fit_head`), judged on the user's data in folds of whole inputs, each
    output scored by a fit that did not see it. An addition that wins is kept and the round
    repeats, up to `max_inputs` columns added.
-3. On the neural tier (the ratings hold SmolLM2's states), the head in hand plus a ridge on the
-   states fitted to what it leaves of the ratings, shrunk toward it, its alpha chosen on the
-   user's folds (`training.state_residual`); judged in folds as the fitted round is.
+3. The head in hand plus a ridge on the feature columns it does not read, fitted to what it
+   leaves of the ratings (shrunk toward it, its alpha chosen on the user's folds,
+   `training.residual_ridge`); then, on the neural tier (the ratings hold SmolLM2's states),
+   the same on the states. Each is one candidate, judged in folds as the fitted round is.
 
 A named reading that wins is written on the user's scale: an affine map (a slope kept
 positive, `sklearn.linear_model.LinearRegression(positive=True)`) from the reading to the
@@ -40,7 +41,7 @@ from training.choose import FOLDS
 from training.fitted import Plan, cross_validated, on_their_scale, with_base
 from training.heads_select import HeadFile, ScrambleCheck
 from training.linear_head import Linear
-from training.state_residual import StateRidge, state_columns
+from training.residual_ridge import FEATURES, STATES, ResidualRidge, state_columns
 from training.switch import LEVEL, Evidence, evidence
 
 __all__ = [
@@ -284,22 +285,30 @@ def calibrate_from(
         if new is None:
             break
         state, current, head = by_label[new.label], preds[new.label], new
-    states = state_columns(files[0], head.reading) if max_inputs > 0 else ()
-    if states:
-        head = _states_round(files, head, current, states, folds, check, notes, rounds, opts)
+    if max_inputs > 0:
+        features = tuple(addable(head.reading, set(head.inputs)))
+        for what, columns, clip in (
+            (FEATURES, features, True),
+            (STATES, state_columns(files[0], head.reading), False),
+        ):
+            if columns:
+                ridge = ResidualRidge(head.reading, head, columns, what, clip)
+                head, current = _ridge_round(
+                    files, ridge, current, folds, check, notes, rounds, opts
+                )
     return Outcome(started_from, start, head, rounds, notes)
 
 
-def _states_round(files, head, current, states, folds, check, notes, rounds, opts) -> Linear:
-    """The neural tier's last round (`training.state_residual`): the head in hand plus a ridge
-    on SmolLM2's states fitted to what it leaves, judged in folds like the fitted round."""
-    hand = with_base(files, head)
-    ridge = StateRidge(head.reading, head, states)
+def _ridge_round(files, ridge: ResidualRidge, current, folds, check, notes, rounds, opts):
+    """(the head, its values on the user's outputs) after one of the last rounds
+    (`training.residual_ridge`): the head in hand plus a ridge on many columns fitted to what
+    it leaves, judged in folds as the fitted round is."""
+    hand = with_base(files, ridge.base)
     preds = ridge.cross_validated(hand, folds, opts["seed"])
     if preds is None:
-        notes.append("states: not tried, a file has fewer than two inputs to fold")
-        return head
-    name = f"{len(states)} SmolLM2 states on what the head in hand leaves"
+        notes.append(f"{ridge.what}: not tried, a file has fewer than two inputs to fold")
+        return ridge.base, current
+    name = f"{len(ridge.columns)} of {ridge.what} on what the head in hand leaves"
     ev, new = _round(
         f"{name}, in {folds} folds of the inputs",
         current,
@@ -311,4 +320,4 @@ def _states_round(files, head, current, states, folds, check, notes, rounds, opt
         **opts,
     )
     rounds.append((f"{name}, a ridge, {folds} folds of the inputs", ev))
-    return new or head
+    return (new, preds) if new is not None else (ridge.base, current)

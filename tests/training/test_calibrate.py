@@ -105,7 +105,11 @@ def test_the_starting_head_is_left_only_for_a_reading_people_follow(kind, head):
     outcome = calibrate_from([f], SHIPPED, named, ["whole", "sum"], max_inputs=1, n_samples=400)
     assert outcome.head.label == head
     assert outcome.kept is (head == "head mine")
-    (_, first), (_, fitted) = outcome.rounds
+    (_, first), (_, fitted), (last, ridge) = outcome.rounds
+    assert last.endswith("of the feature columns on what the head in hand leaves, a ridge, 5 folds "
+                         "of the inputs")  # fmt: skip
+    assert ridge.labels == (f"{outcome.head.label} + a ridge on the feature columns",)
+    assert ridge.chosen is None
     assert first.labels == ("minus the length", "the GLEU score (whole)", "the GLEU score (sum)")
     if kind == "length":
         assert first.chosen == 0 and first.low[0] > 0

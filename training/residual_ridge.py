@@ -1,17 +1,22 @@
-"""On the neural tier, a ridge on SmolLM2's states fitted to what the head in hand leaves of a
-user's ratings: the last round of `fluency calibrate` (`training.start`).
+"""A ridge on many columns fitted to what the head in hand leaves of a user's ratings: the last
+rounds of `fluency calibrate` (`training.start`). Two of them, each one candidate:
+
+- the feature columns the head in hand does not read (every tier), each held to the range it
+  took in the fit;
+- on the neural tier, SmolLM2's states (`neural_states.v1`, the columns only a learned head
+  reads), open.
 
 The head in hand (the shipped head, or what the earlier rounds made of it) is put on the user's
-scale by a positive slope and an intercept, and a ridge on the standardised states is fitted to
-the rest, the residual. A strong ridge gives the head in hand back, so the fit is shrunk toward
-it; starting from the shipped learned head, toward that head. Each dataset weighs the same
-(`heads_select.unit_weights`).
+scale by a positive slope and an intercept, and a ridge on the standardised columns is fitted
+to the rest, the residual. A strong ridge gives the head in hand back, so the fit is shrunk
+toward it; starting from the shipped learned head, toward that head. Each dataset weighs the
+same (`heads_select.unit_weights`).
 
 The alpha (per 1,000 weighted rows, as `training.state_head` counts it) is chosen on the
 user's folds of whole inputs: the strongest whose held-out criterion (mean rho + per-input
-tau) is, paired fold by fold, within one standard error of the best alpha's. As a candidate of
-the round it is judged in folds of whole inputs with the alpha chosen again inside each
-training part, so no output is scored by a fit, or an alpha, that saw its input.
+tau) is, paired fold by fold, within one standard error of the best alpha's. As a candidate
+it is judged in folds of whole inputs with the alpha chosen again inside each training part,
+so no output is scored by a fit, or an alpha, that saw its input.
 
 scikit-learn's `RidgeCV` chooses its alpha by squared error on rows, not by the rank criterion
 on inputs the rounds are judged by; the folds here are `training.fitted`'s, one `Ridge` fit a
@@ -33,10 +38,11 @@ from training.linear_head import Linear
 from training.state_head import ALPHAS
 from training.switch import point_means
 
-__all__ = ["ALPHAS", "KIND", "StateRidge", "choose_alpha", "state_columns"]
+__all__ = ["ALPHAS", "FEATURES", "KIND", "STATES", "ResidualRidge", "choose_alpha", "state_columns"]
 
-LABEL = "a ridge on SmolLM2's states"
-KIND = "states ridge"  # `Linear.kind` of the head this round writes
+STATES = "SmolLM2's states"
+FEATURES = "the feature columns"
+KIND = "residual ridge"  # `Linear.kind` of the head these rounds write
 
 
 def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
@@ -46,25 +52,32 @@ def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Fit:
-    """prediction = slope * head in hand + states @ coef + intercept, one per alpha."""
+    """prediction = slope * head in hand + clip(columns) @ coef + intercept, one per alpha."""
 
     slope: float
-    coef: np.ndarray  # (alphas, states), in the states' own units
+    coef: np.ndarray  # (alphas, columns), in the columns' own units
     intercept: np.ndarray  # (alphas,)
+    low: np.ndarray  # each column held to [low, high] (-inf, inf: open)
+    high: np.ndarray
 
 
-def _fit(files: Sequence[HeadFile], reading: str, states: Sequence[str], alphas) -> _Fit:
+def _fit(
+    files: Sequence[HeadFile], reading: str, columns: Sequence[str], alphas, *, clip: bool = False
+) -> _Fit:
     from sklearn.linear_model import LinearRegression, Ridge
     from sklearn.preprocessing import StandardScaler
 
     x = np.concatenate([f.columns[reading][BASE] for f in files])
-    X = np.vstack([np.column_stack([f.columns[reading][c] for c in states]) for f in files])
+    X = np.vstack([np.column_stack([f.columns[reading][c] for c in columns]) for f in files])
+    low = X.min(axis=0) if clip else np.full(X.shape[1], -np.inf)
+    high = X.max(axis=0) if clip else np.full(X.shape[1], np.inf)
     y = np.concatenate([f.target for f in files])
     w = unit_weights(files)
     line = LinearRegression(positive=True).fit(x[:, None], y, sample_weight=w)
     slope = float(line.coef_[0])
     rest = y - slope * x - float(line.intercept_)
-    scaler = StandardScaler().fit(X, sample_weight=w)
+    with np.errstate(invalid="ignore"):  # a column constant on these rows: scale 1 below
+        scaler = StandardScaler().fit(X, sample_weight=w)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
     ridge = Ridge(alpha=strengths).fit(
@@ -72,18 +85,19 @@ def _fit(files: Sequence[HeadFile], reading: str, states: Sequence[str], alphas)
     )
     coef = np.atleast_2d(ridge.coef_) / scale
     intercept = np.atleast_1d(ridge.intercept_) - coef @ scaler.mean_ + float(line.intercept_)
-    return _Fit(slope, coef, intercept)
+    return _Fit(slope, coef, intercept, low, high)
 
 
-def _predict(fit: _Fit, file: HeadFile, reading: str, states: Sequence[str]) -> np.ndarray:
+def _predict(fit: _Fit, file: HeadFile, reading: str, columns: Sequence[str]) -> np.ndarray:
     """(outputs, alphas) predictions."""
-    X = np.column_stack([file.columns[reading][c] for c in states])
+    X = np.clip(np.column_stack([file.columns[reading][c] for c in columns]), fit.low, fit.high)
     return fit.slope * file.columns[reading][BASE][:, None] + X @ fit.coef.T + fit.intercept
 
 
 def _out_of_fold(
-    files: Sequence[HeadFile], reading: str, states: Sequence[str], alphas, folds: int, seed: int
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    files: Sequence[HeadFile], reading: str, columns: Sequence[str], alphas, folds: int,
+    seed: int, clip: bool,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:  # fmt: skip
     """({file: (outputs, alphas) predictions, each by a fit without the output's fold},
     {file: each output's fold}), or None where a file has fewer than two inputs."""
     fold = fold_of(files, folds, seed)
@@ -93,10 +107,10 @@ def _out_of_fold(
     for k in range(max(v.max() for v in fold.values()) + 1):
         train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
         train = [t for t in train if len(t.human) > 1]
-        fit = _fit(train, reading, states, alphas)
+        fit = _fit(train, reading, columns, alphas, clip=clip)
         for f in files:
             rows = np.flatnonzero(fold[f.name] == k)
-            out[f.name][rows] = _predict(fit, subset(f, rows), reading, states)
+            out[f.name][rows] = _predict(fit, subset(f, rows), reading, columns)
     return out, fold
 
 
@@ -111,16 +125,17 @@ def _criteria(files: Sequence[HeadFile], preds: dict[str, np.ndarray]) -> np.nda
 def choose_alpha(
     files: Sequence[HeadFile],
     reading: str,
-    states: Sequence[str],
+    columns: Sequence[str],
     *,
     folds: int,
     seed: int,
     alphas: Sequence[float] = ALPHAS,
+    clip: bool = False,
 ) -> float:
     """The strongest alpha whose criterion on the folds (module docstring) is within one
     standard error of the best alpha's; the strongest of all where the files cannot be folded."""
     alphas = sorted(alphas)
-    found = _out_of_fold(files, reading, states, alphas, folds, seed)
+    found = _out_of_fold(files, reading, columns, alphas, folds, seed, clip)
     if found is None:
         return float(alphas[-1])
     preds, fold = found
@@ -141,16 +156,24 @@ def choose_alpha(
 
 
 @dataclass(frozen=True)
-class StateRidge:
-    """The candidate: `base` (the head in hand) plus a ridge on `states`, both under `reading`."""
+class ResidualRidge:
+    """The candidate: `base` (the head in hand) plus a ridge on `columns` (`what` names them),
+    all under `reading`; with `clip`, each column held to the range it took in the fit."""
 
     reading: str
     base: Linear
-    states: tuple[str, ...]
+    columns: tuple[str, ...]
+    what: str = STATES
+    clip: bool = False
 
     @property
     def label(self) -> str:
-        return f"{self.base.label} + {LABEL}"
+        return f"{self.base.label} + a ridge on {self.what}"
+
+    def _alpha(self, files: Sequence[HeadFile], folds: int, seed: int) -> float:
+        return choose_alpha(
+            files, self.reading, self.columns, folds=folds, seed=seed, clip=self.clip
+        )
 
     def cross_validated(
         self, files: Sequence[HeadFile], folds: int, seed: int
@@ -164,29 +187,31 @@ class StateRidge:
         for k in range(max(v.max() for v in fold.values()) + 1):
             train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
             train = [t for t in train if len(t.human) > 1]
-            alpha = choose_alpha(train, self.reading, self.states, folds=folds, seed=seed)
-            fit = _fit(train, self.reading, self.states, [alpha])
+            alpha = self._alpha(train, folds, seed)
+            fit = _fit(train, self.reading, self.columns, [alpha], clip=self.clip)
             for f in files:
                 rows = np.flatnonzero(fold[f.name] == k)
-                out[f.name][rows] = _predict(fit, subset(f, rows), self.reading, self.states)[:, 0]
+                found = _predict(fit, subset(f, rows), self.reading, self.columns)
+                out[f.name][rows] = found[:, 0]
         return out
 
     def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Linear:
         """Fitted on every output, alpha chosen on the folds: one `Linear` over the head in
-        hand's inputs (its clips kept) and the states (open), a state the head in hand reads
-        already taking the sum of both weights."""
-        alpha = choose_alpha(files, self.reading, self.states, folds=folds, seed=seed)
-        fit = _fit(files, self.reading, self.states, [alpha])
+        hand's inputs (its clips kept) and the columns (their own clips), a column the head in
+        hand reads already taking the sum of both weights where neither clips it."""
+        alpha = self._alpha(files, folds, seed)
+        fit = _fit(files, self.reading, self.columns, [alpha], clip=self.clip)
         b = self.base
         weights = dict(zip(b.inputs, fit.slope * b.coef, strict=True))
         low = dict(zip(b.inputs, b.low, strict=True))
         high = dict(zip(b.inputs, b.high, strict=True))
-        for c, w in zip(self.states, fit.coef[0], strict=True):
-            if c in weights and (np.isfinite(low[c]) or np.isfinite(high[c])):
-                raise ValueError(f"{b.label} clips {c}: a ridge cannot be added to it")
-            weights[c] = weights.get(c, 0.0) + float(w)
-            low.setdefault(c, -np.inf)
-            high.setdefault(c, np.inf)
+        for c, w, lo, hi in zip(self.columns, fit.coef[0], fit.low, fit.high, strict=True):
+            if c in weights:
+                if np.isfinite([low[c], high[c], lo, hi]).any():
+                    raise ValueError(f"{b.label} or the ridge clips {c}: their weights cannot add")
+                weights[c] += float(w)
+                continue
+            weights[c], low[c], high[c] = float(w), lo, hi
         inputs = tuple(weights)
         return Linear(
             f"{self.label} (alpha {alpha:g} per 1,000 rows)",

@@ -1,6 +1,6 @@
-"""The neural tier's last calibration round: the head in hand plus a ridge on SmolLM2's states
-fitted to what it leaves of the user's ratings (`training.state_residual`), on synthetic
-ratings whose states are random columns named as `neural_states.v1` names them."""
+"""The last calibration rounds: the head in hand plus a ridge on many columns fitted to what it
+leaves of the user's ratings (`training.residual_ridge`), on synthetic ratings whose states are
+random columns named as `neural_states.v1` names them, and on the real neural tier."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from training.fitted import BASE, with_base
 from training.heads import MINUS_LENGTH
 from training.heads_select import HeadFile
+from training.residual_ridge import ResidualRidge, _fit, choose_alpha, state_columns
 from training.start import Linear, calibrate_from
-from training.state_residual import StateRidge, _fit, choose_alpha, state_columns
 
 N_STATES = 24
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
@@ -70,9 +70,14 @@ def test_the_ridge_on_the_states_is_taken_only_where_the_ratings_follow_them(kin
     f = _rated(kind)
     held = _rated(kind, seed=11)
     outcome = calibrate_from([f], SHIPPED, [], ["whole"], max_inputs=1, n_samples=400)
-    name, ev = outcome.rounds[-1]
-    assert name == f"{N_STATES} SmolLM2 states on what the head in hand leaves, a ridge, 5 " + (
+    (features, before), (name, ev) = outcome.rounds[-2:]
+    assert features == "1 of the feature columns on what the head in hand leaves, a ridge, 5 " + (
         "folds of the inputs"
+    )
+    assert before.labels == ("head mine + a ridge on the feature columns",)
+    assert before.chosen is None  # the length column carries nothing here
+    assert name == f"{N_STATES} of SmolLM2's states on what the head in hand leaves, a ridge, " + (
+        "5 folds of the inputs"
     )
     assert ev.labels == ("head mine + a ridge on SmolLM2's states",)
     assert (ev.chosen == 0) is switched and bool(ev.low[0] > 0) is switched
@@ -97,7 +102,7 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
         "head learned", "head", "whole", ("gleu", *STATES[:3]), [0.3, 0.2, -0.1, 0.05], 0.0
     )
     files = with_base([_rated("states")], learned)
-    ridge = StateRidge("whole", learned, STATES)
+    ridge = ResidualRidge("whole", learned, STATES)
     head = ridge.fit(files, folds=5, seed=1)
     assert head.inputs == ("gleu", *STATES)
     fit = _fit(files, "whole", STATES, [float(head.label.split("alpha ")[1].split()[0])])
@@ -108,7 +113,7 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
     assert np.allclose(head.predict(files[0].columns), expected)
     clipped = Linear("head clipped", "head", "whole", (STATES[0],), [1.0], 0.0, [-1.0], [1.0])
     with pytest.raises(ValueError, match=r"clips neural_states\.v1/h000"):
-        StateRidge("whole", clipped, STATES).fit(with_base([_rated("states")], clipped), 5, 1)
+        ResidualRidge("whole", clipped, STATES).fit(with_base([_rated("states")], clipped), 5, 1)
 
 
 def test_a_learned_head_is_refitted_without_a_file_as_a_ridge_on_its_states():
@@ -173,7 +178,7 @@ def test_a_head_with_a_ridge_on_the_states_is_written_into_the_neural_bundle_and
     start = Linear.from_section("head data-to-text", neural.card["heads"]["data-to-text"])
     states = state_columns(f, "whole")
     assert len(states) == 576 and set(states) <= set(start.inputs)
-    head = StateRidge("whole", start, states).fit(with_base([f], start), folds=5, seed=1)
+    head = ResidualRidge("whole", start, states).fit(with_base([f], start), folds=5, seed=1)
     decision = {"ship": True, "decision": f"shipped: {head.label}"}
     out = write_bundle(
         MODELS_DIR / "neural", tmp_path / "mine", "mine", head.section("mine"), decision
