@@ -15,7 +15,15 @@ from training.choose import fold_rows, subset
 from training.heads_select import HeadFile, fit_head, spearman, unit_weights
 from training.linear_head import Linear
 
-__all__ = ["BASE", "Plan", "cross_validated", "fold_of", "on_their_scale", "with_base"]
+__all__ = [
+    "BASE",
+    "Plan",
+    "cross_validated",
+    "fold_of",
+    "fold_parts",
+    "on_their_scale",
+    "with_base",
+]
 
 BASE = "head in hand"  # the column a fitted addition reads the head it adds to from
 
@@ -116,19 +124,32 @@ def fold_of(files: Sequence[HeadFile], k: int, seed: int) -> dict[str, np.ndarra
     return out
 
 
+def fold_parts(
+    files: Sequence[HeadFile], folds: int, seed: int
+) -> list[tuple[list[HeadFile], dict[str, np.ndarray]]] | None:
+    """For each fold of whole inputs (`fold_of`): (the training part, files of more than one
+    output; {file: the rows held out}); None where a file has fewer than two inputs."""
+    fold = fold_of(files, folds, seed)
+    if fold is None:
+        return None
+    out = []
+    for k in range(max(v.max() for v in fold.values()) + 1):
+        train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
+        held = {f.name: np.flatnonzero(fold[f.name] == k) for f in files}
+        out.append(([t for t in train if len(t.human) > 1], held))
+    return out
+
+
 def cross_validated(
     plans: Sequence[Plan], files: Sequence[HeadFile], folds: int, seed: int
 ) -> dict[str, dict[str, np.ndarray]]:
     """{plan label: {file: each output scored by the plan fitted without its fold}}; a single
     column alone needs no fit beyond its sign, taken on the training folds."""
-    fold = fold_of(files, folds, seed)
-    if fold is None:
+    parts = fold_parts(files, folds, seed)
+    if parts is None:
         return {}
     out = {p.label: {f.name: np.zeros(len(f.human)) for f in files} for p in plans}
-    for k in range(max(v.max() for v in fold.values()) + 1):
-        train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
-        test = {f.name: np.flatnonzero(fold[f.name] == k) for f in files}
-        train = [t for t in train if len(t.human) > 1]
+    for train, test in parts:
         for p in plans:
             if p.base is None and len(p.extra) == 1:
                 c = p.extra[0]

@@ -32,7 +32,7 @@ import numpy as np
 
 from scorer.contributions import GROUPS
 from training.choose import subset
-from training.fitted import BASE, fold_of
+from training.fitted import BASE, fold_parts
 from training.heads_select import HeadFile, unit_weights
 from training.linear_head import Linear
 from training.state_head import ALPHAS
@@ -95,23 +95,16 @@ def _predict(fit: _Fit, file: HeadFile, reading: str, columns: Sequence[str]) ->
 
 
 def _out_of_fold(
-    files: Sequence[HeadFile], reading: str, columns: Sequence[str], alphas, folds: int,
-    seed: int, clip: bool,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:  # fmt: skip
-    """({file: (outputs, alphas) predictions, each by a fit without the output's fold},
-    {file: each output's fold}), or None where a file has fewer than two inputs."""
-    fold = fold_of(files, folds, seed)
-    if fold is None:
-        return None
+    parts, files: Sequence[HeadFile], reading: str, columns: Sequence[str], alphas, clip: bool
+) -> dict[str, np.ndarray]:
+    """{file: (outputs, alphas) predictions, each by a fit without the output's fold}, over
+    the folds `parts` (`training.fitted.fold_parts`)."""
     out = {f.name: np.zeros((len(f.human), len(alphas))) for f in files}
-    for k in range(max(v.max() for v in fold.values()) + 1):
-        train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
-        train = [t for t in train if len(t.human) > 1]
+    for train, held in parts:
         fit = _fit(train, reading, columns, alphas, clip=clip)
         for f in files:
-            rows = np.flatnonzero(fold[f.name] == k)
-            out[f.name][rows] = _predict(fit, subset(f, rows), reading, columns)
-    return out, fold
+            out[f.name][held[f.name]] = _predict(fit, subset(f, held[f.name]), reading, columns)
+    return out
 
 
 def _criteria(files: Sequence[HeadFile], preds: dict[str, np.ndarray]) -> np.ndarray:
@@ -135,17 +128,16 @@ def choose_alpha(
     """The strongest alpha whose criterion on the folds (module docstring) is within one
     standard error of the best alpha's; the strongest of all where the files cannot be folded."""
     alphas = sorted(alphas)
-    found = _out_of_fold(files, reading, columns, alphas, folds, seed, clip)
-    if found is None:
+    parts = fold_parts(files, folds, seed)
+    if parts is None:
         return float(alphas[-1])
-    preds, fold = found
+    preds = _out_of_fold(parts, files, reading, columns, alphas, clip)
     per_fold = []
-    for k in range(max(v.max() for v in fold.values()) + 1):
-        part = [subset(f, np.flatnonzero(fold[f.name] == k)) for f in files]
+    for _, held in parts:
+        part = [subset(f, held[f.name]) for f in files]
         part = [p for p in part if len(p.human) > 1]
         if part:
-            rows = {f.name: np.flatnonzero(fold[f.name] == k) for f in files}
-            per_fold.append(_criteria(part, {p.name: preds[p.name][rows[p.name]] for p in part}))
+            per_fold.append(_criteria(part, {p.name: preds[p.name][held[p.name]] for p in part}))
     whole = _criteria(files, preds)
     best = int(np.nanargmax(np.nan_to_num(whole, nan=-np.inf)))
     F = np.nan_to_num(np.array(per_fold))
@@ -180,19 +172,16 @@ class ResidualRidge:
     ) -> dict[str, np.ndarray] | None:
         """{file: each output scored by a fit (and an alpha) chosen without its input's fold};
         `files` hold the head in hand as `training.fitted.BASE` (`with_base`)."""
-        fold = fold_of(files, folds, seed)
-        if fold is None:
+        parts = fold_parts(files, folds, seed)
+        if parts is None:
             return None
         out = {f.name: np.zeros(len(f.human)) for f in files}
-        for k in range(max(v.max() for v in fold.values()) + 1):
-            train = [subset(f, np.flatnonzero(fold[f.name] != k)) for f in files]
-            train = [t for t in train if len(t.human) > 1]
+        for train, held in parts:
             alpha = self._alpha(train, folds, seed)
             fit = _fit(train, self.reading, self.columns, [alpha], clip=self.clip)
             for f in files:
-                rows = np.flatnonzero(fold[f.name] == k)
-                found = _predict(fit, subset(f, rows), self.reading, self.columns)
-                out[f.name][rows] = found[:, 0]
+                rows = held[f.name]
+                out[f.name][rows] = _predict(fit, subset(f, rows), self.reading, self.columns)[:, 0]
         return out
 
     def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Linear:
