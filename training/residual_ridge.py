@@ -35,7 +35,6 @@ from training.choose import subset
 from training.fitted import BASE, fold_parts
 from training.heads_select import HeadFile, unit_weights
 from training.linear_head import Linear
-from training.state_head import ALPHAS
 from training.switch import point_means
 
 __all__ = ["ALPHAS", "FEATURES", "KIND", "STATES", "ResidualRidge", "choose_alpha", "state_columns"]
@@ -43,6 +42,9 @@ __all__ = ["ALPHAS", "FEATURES", "KIND", "STATES", "ResidualRidge", "choose_alph
 STATES = "SmolLM2's states"
 FEATURES = "the feature columns"
 KIND = "residual ridge"  # `Linear.kind` of the head these rounds write
+# Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit); the learned
+# heads of `training.state_head` try the same.
+ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
 
 
 def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
@@ -157,12 +159,15 @@ class ResidualRidge:
     columns: tuple[str, ...]
     what: str = STATES
     clip: bool = False
+    alpha: float | None = None  # fixed (chosen elsewhere, held out); None: on the folds
 
     @property
     def label(self) -> str:
         return f"{self.base.label} + a ridge on {self.what}"
 
     def _alpha(self, files: Sequence[HeadFile], folds: int, seed: int) -> float:
+        if self.alpha is not None:
+            return float(self.alpha)
         return choose_alpha(
             files, self.reading, self.columns, folds=folds, seed=seed, clip=self.clip
         )

@@ -8,7 +8,9 @@ its own inputs (those it weighs) under its own reading are refitted without the 
 they did), and capped as `training.heads.section` caps them. The choice of inputs has still
 seen the file; the weights have not. A head whose files did not include the file is kept as
 shipped. A head learned on SmolLM2's states (`training.state_head`) is refitted as it was
-fitted: its ridge, at its alpha, on the states of its other files.
+fitted: its ridge, at its alpha, on the states of its other files; one that adds a ridge on the
+states to the head it started from (`training.state_residual`), that head plus the ridge at
+its alpha, fitted to what it leaves of the other files.
 """
 
 from __future__ import annotations
@@ -65,8 +67,13 @@ def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: st
     """A learned head (`states`: its layer, pooling, variant and alpha) refitted on `files`:
     the ridge `training.state_head.fit_all` fits, on the state columns it reads."""
     from training.state_head import fit_all
+    from training.state_residual import RESIDUAL, current_from, fit_residual
     from training.state_rows import StateFile
 
+    if states.get("variant") == RESIDUAL:
+        refitted = fit_residual(files, current_from({"states": states}), float(states["alpha"]))
+        return Linear(label, "head", refitted.reading, refitted.inputs, refitted.coef,
+                      refitted.intercept, refitted.low, refitted.high)  # fmt: skip
     if states.get("variant", "states") != "states":
         raise ValueError(f"{head.label}: only a ridge on the states alone can be refitted here")
     inputs = tuple(c for c in head.inputs if group_of(c) is not None)

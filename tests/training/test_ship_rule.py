@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from training.heads_select import Judgement
-from training.ship_rule import FITTED, Candidate, best_single, pick, wins
+from training.ship_rule import FITTED, Candidate, best_single, pick, ships, wins
 
 
 def _j(rho: float, tau: float, per_file: dict | None = None) -> Judgement:
@@ -34,13 +34,13 @@ def test_a_single_input_above_the_fitted_head_on_both_means_becomes_the_head():
     assert "lost to gleu (whole) on both means" in v.decision
 
 
-def test_a_head_that_wins_on_few_files_is_fragile_and_ships_its_input():
+def test_a_head_above_on_both_means_ships_whatever_its_per_file_wins_which_are_shown():
     per = {"a": (0.9, 0.5), "b": (0.1, 0.1), "c": (0.1, 0.1)}
     fitted = Candidate("whole", ("gleu", "x2"), _j(0.40, 0.25, per))
     best = Candidate("whole", ("gleu",), _j(0.35, 0.20, {k: (0.3, 0.2) for k in per}))
     v = pick(fitted, {"gleu (whole)": best}, _j(0.1, 0.05, {k: (0.1, 0.05) for k in per}))
-    assert v.head == "gleu (whole)" and v.ship
-    assert "on only 1 of 3 held-out files (fragile)" in v.decision
+    assert v.head == FITTED and v.ship and not v.is_best
+    assert "on 1 of 3 held-out files (per-file wins: evidence, not a veto)" in v.decision
 
 
 def test_a_head_that_orders_systems_worse_ships_its_input():
@@ -82,3 +82,45 @@ def test_the_best_single_input_and_wins_read_nan_as_worst():
     a = _j(0.3, 0.1, {"f": (0.3, math.nan), "g": (math.nan, 0.2)})
     b = _j(0.2, 0.1, {"f": (0.2, 0.05), "g": (0.1, 0.0)})  # f: 0.3 > 0.25; g: nan loses
     assert wins(a, b) == 1
+
+
+def _per(*crit: float, tau: float = 0.0) -> Judgement:
+    """A judgement whose files have these rho (and `tau`) and whose means are their mean."""
+    per = {f"f{k}": (c, tau) for k, c in enumerate(crit)}
+    return Judgement(per, sum(crit) / len(crit), tau)
+
+
+def test_the_rule_ships_a_head_above_the_current_one_on_the_criterion_even_on_few_files():
+    head = _per(0.9, 0.1, 0.1, 0.1)  # mean 0.30, wins 1 of 4 against the current head
+    current = _per(0.2, 0.2, 0.2, 0.2)
+    r = ships(
+        head, minus=_per(0.0, 0, 0, 0, tau=-0.1), current=current, evidence={"current": current}
+    )
+    assert r.ok and r.failed == ()
+    assert "above the current head's criterion" in r.why and "1 of 4 vs current" in r.why
+
+
+def test_the_rule_refuses_a_head_not_above_the_current_one_and_says_by_how_much():
+    r = ships(_per(0.2, 0.2), minus=_per(0.0, 0.0, tau=-0.1), current=_per(0.25, 0.25))
+    assert not r.ok and r.failed == ("current head",)
+    assert "criterion 0.200 (mean rho + tau) is not above the current head's 0.250" in r.why
+
+
+def test_the_rule_needs_both_means_above_minus_the_length_and_the_best_input():
+    head = Judgement({"a": (0.3, 0.1)}, 0.3, 0.1)
+    assert ships(head, minus=Judgement({"a": (0.2, 0.2)}, 0.2, 0.2)).failed == ("minus length",)
+    lp = ("logprob sum", Judgement({"a": (0.31, 0.0)}, 0.31, 0.0))
+    r = ships(head, minus=_per(0.0, tau=-0.1), best_input=lp)
+    assert r.failed == ("best input",) and "logprob sum" in r.why
+    no_tau = Judgement({"a": (0.3, math.nan)}, 0.3, math.nan)  # files of one output a group
+    assert ships(no_tau, minus=Judgement({"a": (0.1, math.nan)}, 0.1, math.nan)).ok
+
+
+def test_the_rule_refuses_a_head_that_orders_systems_worse_or_reads_shuffles_as_real():
+    head, minus = _per(0.4, 0.4), _per(0.0, 0.0, tau=-0.1)
+    assert ships(head, minus=minus, system_gap=(-0.05, 0.02)).ok  # interval across zero
+    r = ships(head, minus=minus, system_gap=(-0.09, -0.01))
+    assert r.failed == ("systems",) and "[-0.090, -0.010]" in r.why
+    r = ships(head, minus=minus, scrambles=0.9, floor=0.95)
+    assert r.failed == ("scrambles",) and "90.0%" in r.why
+    assert ships(head, minus=minus, scrambles=0.99, floor=0.95).ok

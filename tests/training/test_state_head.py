@@ -1,16 +1,15 @@
 """The learned head on SmolLM2's states (training/state_head.py) on numbers made here: the
 ridge and its average with the summed log-probability are the arithmetic they claim, the alpha
-is the strongest within one standard error of the best, and the ship rule reads its table."""
+is the strongest within one standard error of the best, and the ship rule (`training.ship_rule.ships`) reads its table."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
 
 from training.heads_select import Judgement
-from training.state_head import choose, fit, held_out_predictions, ships
+from training.ship_rule import ships
+from training.state_head import choose, fit, held_out_predictions
 from training.state_rows import StateFile
 
 LAYERS, POOLINGS = (8, 16), ("mean", "last")
@@ -91,15 +90,23 @@ def test_the_alpha_is_the_strongest_within_one_standard_error_of_the_best():
     assert 10000.0 not in how["alphas_within_one_se"]
 
 
-def test_the_ship_rule_reads_both_means_and_the_per_file_wins():
+def test_a_learned_head_ships_on_the_means_with_its_per_file_wins_as_evidence():
     head = _j([0.3, 0.3, 0.3, 0.1])
     minus, logprob = _j([0.1] * 4), _j([0.2] * 4)
-    ok, why = ships(head, minus, logprob, _j([0.2, 0.2, 0.2, 0.5]))
-    assert ok and "3 of 4 files" in why
-    ok, why = ships(head, minus, logprob, _j([0.2, 0.2, 0.5, 0.5]))  # 2 of 4: not more than half
-    assert not ok and "more than half" in why
-    ok, why = ships(head, _j([0.3] * 4), logprob, _j([0.0] * 4))
-    assert not ok and "minus the length" in why
+    current = _j([0.2, 0.2, 0.5, 0.5])  # wins 2 of 4 files against it, and is below its mean
+    r = ships(head, minus=minus, best_input=("logprob sum", logprob), current=current)
+    assert not r.ok and r.failed == ("current head",)
+    current = _j([0.2, 0.2, 0.35, 0.2])  # below on 2 of 4 files, above on the mean: ships
+    r = ships(
+        head,
+        minus=minus,
+        best_input=("logprob sum", logprob),
+        current=current,
+        evidence={"current head": current},
+    )
+    assert r.ok and "2 of 4 vs current head" in r.why
+    r = ships(head, minus=_j([0.3] * 4), best_input=("logprob sum", logprob))
+    assert not r.ok and "minus the length" in r.why
 
 
 @pytest.mark.parametrize("variant", ["states", "states + logprob"])
@@ -122,10 +129,3 @@ def test_one_fit_for_every_alpha_is_each_alpha_fitted_alone():
         assert head.intercept == pytest.approx(alone.intercept, abs=1e-10)
         assert head.logprob_coef == pytest.approx(alone.logprob_coef)
     assert not np.allclose(together["states", 10.0].coef, together["states", 1000.0].coef)
-
-
-def test_files_without_per_input_tau_are_judged_on_rho():
-    head = Judgement({"a": (0.3, math.nan), "b": (0.4, math.nan)}, 0.35, math.nan)
-    minus = Judgement({"a": (0.1, math.nan), "b": (0.1, math.nan)}, 0.1, math.nan)
-    ok, why = ships(head, minus, minus, minus)
-    assert ok, why
