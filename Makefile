@@ -55,10 +55,11 @@ $(STAMP): pyproject.toml Makefile | system-deps
 	touch $@
 
 # The neural tier (features/neural_lm.py): ONNX Runtime, and the graph it runs, made once from
-# the SmolLM2 weights (training/neural_export.py; the loader refuses one made from other weights).
+# the SmolLM2 weights (training/gleu/neural_export.py; the loader refuses one made from other
+# weights).
 install-neural: $(NEURAL_STAMP)
 
-$(NEURAL_STAMP): $(STAMP) training/neural_export.py
+$(NEURAL_STAMP): $(STAMP) training/gleu/neural_export.py
 	$(BIN)/python -m pip install -q -e '.[dev,dask,neural,neural-export]'
 	$(BIN)/python -m scorer.cli export-neural
 	touch $@
@@ -71,7 +72,7 @@ serve: run
 # KenLM's lmplz (training-time only) for the LM-estimation tests: built once into ~/.cache (about
 # a minute); if it cannot be built here those tests skip, saying why, and the rest still run.
 lmplz: install
-	PYTHON=$(BIN)/python training/build_lmplz.sh || echo "lmplz not built: the LM-estimation tests will skip"
+	PYTHON=$(BIN)/python training/gleu/build_lmplz.sh || echo "lmplz not built: the LM-estimation tests will skip"
 
 test: install install-neural lmplz
 	$(BIN)/python -m pytest -m "not slow" -q

@@ -94,7 +94,7 @@ class Torch(_Padded):
     def __init__(self, model: str | None, attn: str = "sdpa") -> None:
         import torch
 
-        from training.neural_export import _torch_model
+        from training.gleu.neural_export import _torch_model
 
         torch.set_num_threads(1)
         self.tok, self.net = _torch_model(_gguf(), attn)  # the exporter's module

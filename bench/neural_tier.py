@@ -23,7 +23,7 @@
 2. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
    bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle, and
    beside the neural bundle loading the plain graph and optimising it as it loads (what the
-   loader did before the export saved the CPU form: training/neural_export.py, step 4).
+   loader did before the export saved the CPU form: training/gleu/neural_export.py, step 4).
    `--cold-only` runs this part alone.
 
     python -m bench.neural_tier [--per-file 60] [--jobs 2] [--cold-only] [--cold-runs 3]
@@ -74,7 +74,7 @@ def logprobs_only(folder: Path) -> Path:
     import onnx.utils
 
     from features.resources import NEURAL_ONNX_CPU_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
-    from training.neural_export import EXPORT_CARD, TOKENIZER_FILE, optimise_for_cpu
+    from training.gleu.neural_export import EXPORT_CARD, TOKENIZER_FILE, optimise_for_cpu
 
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(NEURAL_ONNX_DIR / TOKENIZER_FILE, folder / TOKENIZER_FILE)

@@ -3,7 +3,7 @@
 GLEU reads a statistical parser's confidence in its best tree: text a grammar of English fits
 gets a tree the model is sure of; word salad gets a low-probability, FRAG-rooted guess. We use
 a benepar chart parser (Kitaev & Klein 2018) with a character-LSTM encoder, trained on the WSJ
-sample by `fluency train-parser` (`training/parser.py`) and shipped in `models/benepar/`.
+sample by `fluency train-parser` (`training/gleu/parser.py`) and shipped in `models/benepar/`.
 
 A tree's score is the sum of its labelled spans' scores (benepar's span classifier, the empty
 label scoring 0). Read as a tree CRF over all binarised, labelled trees of the words, the best

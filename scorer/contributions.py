@@ -145,7 +145,7 @@ def calibrated(
 
 
 # Columns a head reads by the hundred, each meaningless alone, named as one contribution: the
-# learned head's share (training/state_head.py), its value the share itself.
+# learned head's share (training/heads/state_ridge.py), its value the share itself.
 GROUPS = {"neural_states.v1/": "SmolLM2 states"}
 
 

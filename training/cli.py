@@ -4,17 +4,9 @@
 
 from __future__ import annotations
 
-from training import (
-    calibrate,
-    corpus,
-    glue,
-    imports,
-    lm,
-    neural_export,
-    neural_unigrams,
-    parser,
-    train,
-)
+from training.calibration import calibrate
+from training.gleu import corpus, glue, lm, neural_export, neural_unigrams, parser, train
+from training.judged import imports
 
 __all__ = ["add_commands"]
 

@@ -137,7 +137,7 @@ def write_results(
     returned list: `summary.md` (each model per file and statistic, with means),
     `aggregates.md` (with several aggregates), `aggregate-NAME.md` per aggregate (every
     column), and `robustness.md` (when `robustness`, the Markdown of
-    `training.robustness.robustness_markdown`, is given). Each page starts with the generated
+    `training.gleu.robustness.robustness_markdown`, is given). Each page starts with the generated
     marker and a paragraph with `command`, the date (default: today, UTC), the models
     (`models`: label -> model_sha256) and `versions` (default: `software_versions()`). Pages a
     previous run generated in `folder` and this one does not are removed; other files are

@@ -58,7 +58,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
     robust = None
     if args.robustness:
         # Built with the training package's corpus reader and glue generator.
-        from training.robustness import robustness_markdown, run_robustness
+        from training.gleu.robustness import robustness_markdown, run_robustness
 
         robust = run_robustness(
             scorers,
@@ -106,7 +106,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
 def _second_stage(args):
     # Chosen as `fluency calibrate` chooses a head (the training package), as robustness sets
     # are built with it.
-    from training.held_out import benchmark_stage
+    from training.heads.held_out import benchmark_stage
 
     return benchmark_stage(
         across_genres=args.across_genres,

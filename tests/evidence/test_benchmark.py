@@ -233,7 +233,7 @@ NEWS = (
 
 
 def test_robustness_sets_strip_the_easy_tells(tmp_path):
-    from training.robustness import window_set
+    from training.gleu.robustness import window_set
 
     words = [tuple(w + " " for w in s.split()) for s in NEWS.split(". ") if s]
     texts, levels = window_set(words * 3, n=6, sizes=(1, 2, 3), per_size=10, seed=1)
@@ -242,7 +242,7 @@ def test_robustness_sets_strip_the_easy_tells(tmp_path):
 
 
 def test_robustness_end_to_end_and_skipped_without_a_corpus(tmp_path):
-    from training.robustness import robustness_markdown, run_robustness
+    from training.gleu.robustness import robustness_markdown, run_robustness
 
     scorer = StubScorer()
     absent = run_robustness([scorer], ["stub"], ["whole"], corpus=tmp_path / "absent.txt")

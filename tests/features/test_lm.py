@@ -1,5 +1,5 @@
 """The lm.v1 features against real KenLM models: one trained here by `train_lm` from a corpus
-this test writes (needs lmplz, built by training/build_lmplz.sh), and the shipped default."""
+this test writes (needs lmplz, built by training/gleu/build_lmplz.sh), and the shipped default."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def lm_rows(texts, resources):
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory):
     from scorer.cli import main
-    from training.lm import find_tool
+    from training.gleu.lm import find_tool
 
     try:
         find_tool("lmplz")

@@ -144,9 +144,9 @@ def test_score_benchmark_calibrate_and_train_share_one_path(tmp_path, parses):
     loaded copy of the model, and training features of the same texts, parse nothing."""
     from scorer.evidence.benchmark_run import run_benchmark
     from scorer.scoring import load_scorer
-    from training.calibrate import head_file
-    from training.judged_table import read_table
-    from training.train import featurize
+    from training.calibration.calibrate import head_file
+    from training.gleu.train import featurize
+    from training.judged.table import read_table
 
     texts = [*TEXTS, "The bank raised rates. Then it cut them again.", "X is a restaurant ."]
     path = _judgements(tmp_path / "toy.jsonl", texts)

@@ -1,7 +1,7 @@
 """`fluency calibrate`'s choice: the rule that leaves the starting head only on evidence, on
 arrays and on synthetic ratings; folds of one dataset's inputs and the selection that chooses
-the shipped heads (`training.choose`, which `fluency benchmark --protocol lodo` calls); a bundle
-that serves a head under its genre; and the shipped bundles it copies."""
+the shipped heads (`training.heads.choose`, which `fluency benchmark --protocol lodo` calls); a
+bundle that serves a head under its genre; and the shipped bundles it copies."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import pytest
 
 from scorer.errors import InputError, ModelLoadError
 from scorer.evidence.benchmark_data import is_empty_output
-from training.calibrate import write_bundle
-from training.choose import choose, input_folds
-from training.heads import MINUS_LENGTH, section
-from training.heads_select import HeadFile
-from training.start import Linear, calibrate_from, named_readings
-from training.switch import evidence, switch_to
+from training.calibration.calibrate import write_bundle
+from training.calibration.start import calibrate_from, named_readings
+from training.calibration.switch import evidence, switch_to
+from training.heads.choose import choose, input_folds
+from training.heads.files import MINUS_LENGTH
+from training.heads.linear import Linear
+from training.heads.select import HeadFile
+from training.heads.tier import section
 
 # -- the switch rule, on arrays ------------------------------------------------------------------
 
@@ -55,7 +57,7 @@ def test_the_bound_holds_for_every_candidate_tried_at_once():
 def test_ranks_down_columns_are_scipys_with_ties_averaged():
     from scipy.stats import rankdata
 
-    from training.switch import ranks, rhos
+    from training.calibration.switch import ranks, rhos
 
     X = np.random.default_rng(2).integers(0, 4, size=(40, 6)).astype(float)  # many ties
     assert ranks(X) == pytest.approx(rankdata(X, axis=0))
@@ -148,7 +150,7 @@ def test_the_gain_is_judged_on_draws_of_inputs_for_every_candidate_at_once():
     ev = evidence(start, {"minus": minus, "same": start}, [f], n_samples=300)
     assert ev.chosen == 0 and ev.gain[1] == 0 and ev.low[1] == 0
     # Without inputs (every output its own), the same rule reads rho alone.
-    from training.heads_select import spearman
+    from training.heads.select import spearman
 
     alone = HeadFile(f.name, "mine", f.human, [str(i) for i in range(len(f.human))], f.columns)
     ev = evidence(start, {"minus": minus}, [alone], n_samples=300)
@@ -157,7 +159,8 @@ def test_the_gain_is_judged_on_draws_of_inputs_for_every_candidate_at_once():
     assert ev.chosen == 0
 
 
-# -- the selection that chose the shipped heads (training.choose) --------------------------------
+# -- the selection that chose the shipped heads (training.heads.choose)
+# --------------------------------
 
 
 def _file(name, rng, *, n_groups=40, per=4, genre="mine", noise=0.5):
@@ -226,7 +229,7 @@ def _within_and_across(rng, n_groups=150, per=6):
 def test_a_fitted_head_that_loses_to_its_best_single_input_ships_the_input(tmp_path):
     from features.resources import MODELS_DIR
     from scorer.scoring import load_scorer
-    from training.heads_select import held_out, judge
+    from training.heads.select import held_out, judge
 
     f = _within_and_across(np.random.default_rng(3))
     choice = choose([f], ["whole"], n_samples=100)

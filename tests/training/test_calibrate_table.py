@@ -11,11 +11,12 @@ import pytest
 
 from scorer.cli import main
 from scorer.errors import InputError
-from training.heads import MINUS_LENGTH, text_columns
-from training.heads_select import HeadFile
-from training.judged_table import read_table
-from training.learning_curve import file_curve, plot, shipped_columns, table, wins
-from training.linear_head import Linear
+from training.calibration.curve_plot import plot
+from training.calibration.learning_curve import file_curve, shipped_columns, table, wins
+from training.heads.files import MINUS_LENGTH, text_columns
+from training.heads.linear import Linear
+from training.heads.select import HeadFile
+from training.judged.table import read_table
 
 SENTENCES = [
     "The hotel is near the station.",
@@ -263,14 +264,14 @@ def test_shipped_heads_are_applied_as_the_service_applies_them():
     assert set(found) == {"general head, in-sample", "genre head, in-sample"}
     assert found["general head, in-sample"] == pytest.approx(served.score(texts, genre="general"))
     assert found["genre head, in-sample"] == pytest.approx(served.score(texts, genre=genre))
-    # The same heads as `training.start` reads them, from the card's sections.
+    # The same heads as `training.calibration.start` reads them, from the card's sections.
     general = Linear.from_section("general", served.card["heads"]["general"])
     assert general.predict(columns) == pytest.approx(found["general head, in-sample"])
 
 
 def test_a_head_fitted_on_a_file_is_refitted_without_it():
-    from training.heads_select import fit_head
-    from training.shipped_held_out import held_out_heads, starting_head
+    from training.calibration.shipped_held_out import held_out_heads, starting_head
+    from training.heads.select import fit_head
 
     files = [_follows_x2(30, 3, seed=s) for s in (1, 2, 3)]
     on_all = fit_head(files, "whole", ["gleu", "x2"])

@@ -10,15 +10,10 @@ import pytest
 from scorer.bundle import sha256_file
 from scorer.evidence.agreement import per_group_kendall
 from scorer.heads_report import REPORT_FILE, REPORT_POINTER, read_heads_report
-from training.heads import CHRF, choose_genre_heads, sample_outputs, section, write_card
-from training.heads_select import (
-    HeadFile,
-    fit_head,
-    forward_select,
-    group_taus,
-    held_out,
-    judge,
-)
+from training.heads.cards import write_card
+from training.heads.files import CHRF
+from training.heads.select import HeadFile, fit_head, forward_select, group_taus, held_out, judge
+from training.heads.tier import choose_genre_heads, sample_outputs, section
 
 
 def _file(
@@ -174,7 +169,7 @@ def test_outputs_are_sampled_up_to_a_number_of_words():
 def test_a_head_that_reads_shuffles_as_real_text_is_never_chosen():
     """x2 agrees with people best, but scores a shuffle as high as its sentence (as the share
     of repeated bigrams does): the head starts from gleu instead, and the report says x2 fails."""
-    from training.heads_select import ScrambleCheck, select_head
+    from training.heads.select import ScrambleCheck, select_head
 
     rng = np.random.default_rng(7)
     files = [_file(f"d{k}", "g", rng, weights=(0.5, 1.0)) for k in range(3)]

@@ -11,7 +11,7 @@ import pytest
 from features.errors import InputError
 from scorer.cli import main
 from scorer.evidence.benchmark_data import read_judged
-from training.imports import (
+from training.judged.imports import (
     cola_judgements,
     mqm_judgements,
     mqm_weight,

@@ -1,17 +1,18 @@
 """The last calibration rounds: the head in hand plus a ridge on many columns fitted to what it
-leaves of the user's ratings (`training.residual_ridge`), on synthetic ratings whose states are
-random columns named as `neural_states.v1` names them, and on the real neural tier."""
+leaves of the user's ratings (`training.heads.residual_ridge`), on synthetic ratings whose states
+are random columns named as `neural_states.v1` names them, and on the real neural tier."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from training.fitted import BASE, with_base
-from training.heads import MINUS_LENGTH
-from training.heads_select import HeadFile
-from training.residual_ridge import ResidualRidge, _fit, choose_alpha, state_columns
-from training.start import Linear, calibrate_from
+from training.calibration.start import calibrate_from
+from training.heads.files import MINUS_LENGTH
+from training.heads.fitted import BASE, with_base
+from training.heads.linear import Linear
+from training.heads.residual_ridge import ResidualRidge, _fit, choose_alpha, state_columns
+from training.heads.select import HeadFile
 
 N_STATES = 24
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
@@ -117,7 +118,7 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
 
 
 def test_a_learned_head_is_refitted_without_a_file_as_a_ridge_on_its_states():
-    from training.shipped_held_out import held_out_heads
+    from training.calibration.shipped_held_out import held_out_heads
 
     files = [HeadFile(f"d{k}", "mine", *_parts(_rated("states", seed=k))) for k in (1, 2, 3)]
     shipped = Linear("x", "head", "whole", ("gleu", *STATES), np.r_[0.0, np.ones(N_STATES)], 0.0)
@@ -150,8 +151,8 @@ def test_a_head_with_a_ridge_on_the_states_is_written_into_the_neural_bundle_and
 
     from features.resources import MODELS_DIR
     from scorer import load_scorer
-    from training.calibrate import write_bundle
-    from training.head_files import text_columns
+    from training.calibration.calibrate import write_bundle
+    from training.heads.files import text_columns
 
     sentences = [
         "The council plans to build new homes on the site of the old factory.",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from training.heads_select import Judgement
-from training.ship_rule import FITTED, Candidate, best_single, pick, ships, wins
+from training.heads.select import Judgement
+from training.heads.ship_rule import FITTED, Candidate, best_single, pick, ships, wins
 
 
 def _j(rho: float, tau: float, per_file: dict | None = None) -> Judgement:

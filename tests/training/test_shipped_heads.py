@@ -32,7 +32,8 @@ def _heads(card: dict) -> dict[str, dict]:
 @pytest.mark.parametrize("tier", TIERS)
 def test_every_head_keeps_each_inputs_own_sign(tier):
     """A few inputs combined: each keeps the sign it has alone. A learned head's hundreds of
-    state columns (training/state_head.py) are one ridge, read as a whole: its card says how."""
+    state columns (training/heads/state_ridge.py) are one ridge, read as a whole: its card says
+    how."""
     from scorer.contributions import group_of
 
     for name, head in _heads(_card(tier)).items():
@@ -90,8 +91,8 @@ def test_the_recorded_signs_are_the_dev_files_own(tier, shared_dir):
     from features.rows import default_cache_dir
     from scorer.contributions import group_of
     from scorer.evidence.genres import GENRES
-    from training.heads import head_files
-    from training.heads_select import alone_rho
+    from training.heads.files import head_files
+    from training.heads.select import alone_rho
 
     card = _card(tier)
     scorer = load_scorer(tier)

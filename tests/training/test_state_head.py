@@ -1,16 +1,17 @@
-"""The learned head on SmolLM2's states (training/state_head.py) on numbers made here: the
+"""The learned head on SmolLM2's states (training/heads/state_ridge.py) on numbers made here: the
 ridge and its average with the summed log-probability are the arithmetic they claim, the alpha
-is the strongest within one standard error of the best, and the ship rule (`training.ship_rule.ships`) reads its table."""
+is the strongest within one standard error of the best, and the ship rule
+(`training.heads.ship_rule.ships`) reads its table."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from training.heads_select import Judgement
-from training.ship_rule import ships
-from training.state_head import choose, fit, held_out_predictions
-from training.state_rows import StateFile
+from training.heads.select import Judgement
+from training.heads.ship_rule import ships
+from training.heads.state_ridge import choose, fit, held_out_predictions
+from training.heads.state_rows import StateFile
 
 LAYERS, POOLINGS = (8, 16), ("mean", "last")
 
@@ -119,7 +120,7 @@ def test_a_fit_is_finite_on_constant_columns(variant):
 
 
 def test_one_fit_for_every_alpha_is_each_alpha_fitted_alone():
-    from training.state_head import fit_all
+    from training.heads.state_ridge import fit_all
 
     files = _files(n_files=3)
     together = fit_all(files, (1, 0), [10.0, 1000.0], LAYERS, POOLINGS)

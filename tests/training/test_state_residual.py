@@ -1,4 +1,4 @@
-"""The learned head's residual variant (`training.state_residual`): the current head plus a
+"""The learned head's residual variant (`training.heads.state_residual`): the current head plus a
 ridge on SmolLM2's states fitted to what it leaves, held out one genre (or dataset) out and
 fitted on every file, on synthetic files whose states are random columns named as
 `neural_states.v1` names them."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from training.heads import MINUS_LENGTH
-from training.heads_select import HeadFile, judge
-from training.linear_head import Linear
-from training.state_residual import (
+from training.heads.files import MINUS_LENGTH
+from training.heads.linear import Linear
+from training.heads.select import HeadFile, judge
+from training.heads.state_residual import (
     RESIDUAL,
     base_head,
     current_from,
@@ -118,8 +118,8 @@ def test_the_fitted_head_is_one_linear_head_whose_weights_add_and_whose_base_is_
 
 
 def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curve_asks():
-    from training.shipped_held_out import held_out_heads
-    from training.state_residual import base_section
+    from training.calibration.shipped_held_out import held_out_heads
+    from training.heads.state_residual import base_section
 
     files = _files(states_weight=0.8)
     head = fit_residual(files, CURRENT, 1.0)

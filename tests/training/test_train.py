@@ -119,8 +119,8 @@ def test_ranking_objective_and_glue_test(trained, tmp_path, monkeypatch, capsys)
     scores real sentences above word salad glued from the same corpus."""
     from collections import Counter
 
-    from training.corpus import read_corpus
-    from training.glue import glue_evaluation
+    from training.gleu.corpus import read_corpus
+    from training.gleu.glue import glue_evaluation
 
     corpus = trained.parent / "corpus.txt"
     argv = ["train", "--corpus", str(corpus), "--out", str(trained / "ranked"), "--objective"]
@@ -250,7 +250,7 @@ def test_score_command_aggregate(trained, tmp_path, monkeypatch, capsys):
 def test_passages_join_only_sentences_that_followed_each_other(tmp_path):
     """`read_corpus(passage_share=...)` keeps about that share of items as 2-3 sentences that
     were adjacent in one paragraph; a filtered-out sentence breaks a run; 0 changes nothing."""
-    from training.corpus import read_corpus
+    from training.gleu.corpus import read_corpus
 
     paragraphs = []
     for p in range(150):

@@ -19,8 +19,8 @@ from web.support import ADMIN_TOKEN, Server, start_server, stop_server
 from features import registry
 from scorer.model import save_model
 from scorer.web import create_app
-from training.corpus import read_corpus
-from training.train import featurize, fit, make_dataset
+from training.gleu.corpus import read_corpus
+from training.gleu.train import featurize, fit, make_dataset
 
 CORPUS = Path(__file__).resolve().parent / "data" / "sentences.txt"
 

@@ -53,7 +53,7 @@ def test_a_token_run_or_a_loop_does_not_read_as_fluent_and_the_head_is_the_pipel
 
 
 def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetition_lower():
-    """The learned head (training/state_head.py) on the states of `neural_states.v1`, the
+    """The learned head (training/heads/state_ridge.py) on the states of `neural_states.v1`, the
     neural tier's data-to-text head: a real sentence above its shuffles and above itself with a
     phrase said twice; `fluency explain` names the states' share as one contribution, and the
     contributions add up to the score."""

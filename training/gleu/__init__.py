@@ -1,0 +1,21 @@
+"""The GLEU stage made from corpora: the first-stage model every tier scores with.
+
+Corpora are read and split into sentences (`corpus`), negatives glued from word sequences or
+given real errors (`negatives`), and a ranking SVM fitted on their features (`train`, the way
+in: `fluency train`); the glue test (`glue`) and the robustness sets (`robustness`) check it.
+The resources its features read are made here too: the n-gram LM (`lm`, `fluency train-lm`),
+the constituency parser (`parser`, `fluency train-parser`), SmolLM2's ONNX graph
+(`neural_export`, `fluency export-neural`) and its unigram table (`neural_unigrams`).
+"""
+
+__all__ = [
+    "corpus",
+    "glue",
+    "lm",
+    "negatives",
+    "neural_export",
+    "neural_unigrams",
+    "parser",
+    "robustness",
+    "train",
+]

@@ -1,0 +1,117 @@
+"""The evidence a head is chosen on: for each candidate (the head forward selection ended on,
+every single input, minus the length, chrF where the files have references), its held-out
+figures per text and per file (`heads_select.Judgement`), whether it scores real sentences
+above their shuffles, and per system (`training.heads.systems`); the rule
+(`training.heads.ship_rule.pick`) reads them, the tables (`training.heads.tables`) are written from
+them. Predictions are held out once for each candidate asked about and kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from training.heads.files import MINUS_LENGTH
+from training.heads.select import HeadFile, Judgement, Selection, beats, held_out, interval, judge
+from training.heads.ship_rule import Candidate, best_single
+from training.heads.systems import SystemView, system_view
+
+__all__ = ["Evidence", "gather"]
+
+
+@dataclass
+class Evidence:
+    """What `gather` found on `files`, held out one genre (`by_genre`) or one file out."""
+
+    files: Sequence[HeadFile]
+    by_genre: bool
+    n_samples: int
+    seed: int
+    selection: Selection | None
+    by_reading: Mapping[str, Selection]
+    fitted: Candidate | None  # the head forward selection ended on (None: no input passes)
+    singles: dict[str, Candidate]  # "input (reading)" -> the input alone
+    scrambles: dict[str, float]  # "input (reading)" -> share of shuffles scored lower
+    minus: Judgement  # minus the length
+    view: SystemView
+    _preds: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def best(self) -> str:
+        return best_single(self.singles)
+
+    def preds(self, c: Candidate) -> dict[str, np.ndarray]:
+        """{file: `c`'s held-out predictions}."""
+        key = (c.reading, c.inputs)
+        if key not in self._preds:
+            self._preds[key] = held_out(self.files, c.reading, list(c.inputs), self.by_genre)
+        return self._preds[key]
+
+    def interval(self, preds: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
+        """95% intervals of the mean rho and tau of `preds` (`heads_select.interval`)."""
+        return interval(preds, self.files, self.by_genre, n_samples=self.n_samples, seed=self.seed)
+
+    def judge(self, preds: Mapping[str, np.ndarray]) -> Judgement:
+        return judge(preds, self.files, self.by_genre)
+
+
+def gather(
+    files: Sequence[HeadFile],
+    selection: Selection | None,
+    by_reading: Mapping[str, Selection],
+    *,
+    by_genre: bool,
+    n_samples: int,
+    seed: int,
+    floor: float | None = None,
+) -> Evidence:
+    """The candidates of `selection` and `by_reading` (`heads_select.select_head`) with their
+    held-out figures. Where the head is gated per system (`by_genre`, on files naming six or
+    more systems) the fitted head, and each single input above it on both means, carry the 95%
+    interval of their system-level accuracy less the best single input's."""
+    checked = {
+        f"{inputs[0]} ({reading})": acc
+        for reading, sel in by_reading.items()
+        for inputs, acc in sel.scrambles.items()
+        if len(inputs) == 1
+    }
+    singles = {
+        f"{name} ({reading})": Candidate(
+            reading,
+            (name,),
+            j,
+            robust=floor is None or checked.get(f"{name} ({reading})", 1.0) >= floor,
+        )
+        for reading, sel in by_reading.items()
+        for name, j in sel.singles.items()
+    }
+    fitted = None
+    if selection is not None:
+        fitted = Candidate(selection.reading, tuple(selection.inputs), selection.judgement)
+    minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, by_genre)
+    view = system_view(files, by_genre, n_samples=n_samples, seed=seed)
+    found = Evidence(
+        files,
+        by_genre,
+        n_samples,
+        seed,
+        selection,
+        by_reading,
+        fitted=fitted,
+        singles=singles,
+        scrambles=checked,
+        minus=minus,
+        view=view,
+    )
+    if by_genre and view and fitted is not None:
+        best_preds = found.preds(singles[found.best])
+        gated = [k for k, c in singles.items() if c.robust and beats(c.judgement, fitted.judgement)]
+        for k in gated:
+            gain = view.gain(found.preds(singles[k]), best_preds)
+            singles[k] = dataclasses.replace(singles[k], system_gain=gain)
+        gain = view.gain(found.preds(fitted), best_preds)
+        found.fitted = dataclasses.replace(fitted, system_gain=gain)
+    return found

@@ -1,0 +1,220 @@
+"""The writing of a head's choice: its report (`decision_report`: the decision and the held-out
+table it was made on, from `training.heads.evidence.Evidence` and the rule's
+`training.heads.ship_rule.Verdict`) and that table as Markdown (`table_markdown`, `print_report`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from training.heads.evidence import Evidence
+from training.heads.files import CHRF, MINUS_LENGTH
+from training.heads.select import Judgement, judge
+from training.heads.ship_rule import FITTED, Verdict, wins
+from training.heads.systems import system_view
+
+__all__ = ["decision_report", "print_report", "table_markdown"]
+
+
+def _fmt(v: float) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _ci(pair) -> list[float | None]:
+    return [None if math.isnan(x) else round(float(x), 4) for x in pair]
+
+
+def _row(label: str, j: Judgement, ci=None) -> dict:
+    row = {
+        "label": label,
+        "rho": round(j.rho, 4),
+        "tau": None if math.isnan(j.tau) else round(j.tau, 4),
+    }
+    if ci is not None:
+        row["rho_95"], row["tau_95"] = _ci(ci["rho"]), _ci(ci["tau"])
+    row["per_file"] = {k: [_r(r), _r(t)] for k, (r, t) in j.per_file.items()}
+    return row
+
+
+def _r(x: float) -> float | None:
+    return None if math.isnan(x) else round(float(x), 4)
+
+
+def decision_report(ev: Evidence, verdict: Verdict) -> dict:
+    """The decision and the table it is judged in: the head, minus the length, chrF where every
+    file has references, the best single input and every single input, held out the same way,
+    per text (rho, per-input tau) and per system (`training.heads.systems`), with 95%
+    intervals, the share of real sentences each scores above their shuffles (`scrambles`), and
+    on how many held-out files the head beats minus the length and its best single input
+    (`wins`)."""
+    head = None
+    if verdict.head is not None:
+        head = ev.fitted if verdict.head == FITTED else ev.singles[verdict.head]
+    best_label = ev.best
+    best = ev.singles[best_label]
+    table = []
+    if head is not None:
+        preds = ev.preds(head)
+        row = _row("head", head.judgement, ev.interval(preds))
+        if ev.view:
+            row["system"] = ev.view.figures(preds).as_dict()
+        row["wins"] = {
+            MINUS_LENGTH: wins(head.judgement, ev.minus),
+            "best single input": None if verdict.is_best else wins(head.judgement, best.judgement),
+            "files": len(ev.files),
+        }
+        table.append(row)
+    table.append(_baseline_row(ev, MINUS_LENGTH, ev.minus))
+    table += _chrf_rows(ev)
+    preds = ev.preds(best)
+    row = _row(f"best single input: {best_label}", best.judgement, ev.interval(preds))
+    if ev.view:
+        row["system"] = ev.view.figures(preds).as_dict()
+    table.append(row)
+    for k in sorted(ev.singles, key=lambda k: -_criterion(ev.singles[k])):
+        row = _row(k, ev.singles[k].judgement)
+        if k in ev.scrambles:
+            row["scrambles"] = round(ev.scrambles[k], 4)
+        if ev.view:
+            point = ev.view.point(ev.preds(ev.singles[k])).as_dict()
+            row["system"] = {x: v for x, v in point.items() if x != "per_file"}
+        table.append(row)
+    skipped = dict(ev.view.skipped)
+    if head is None:
+        return {
+            "ship": False,
+            "decision": verdict.decision,
+            "table": table,
+            "system_level_skipped": skipped,
+        }
+    steps = ev.selection.steps if ev.selection is not None and not verdict.note else []
+    return {
+        "ship": verdict.ship,
+        "decision": verdict.decision,
+        "reading": head.reading,
+        "inputs": list(head.inputs),
+        "scrambles": _r(ev.by_reading[head.reading].scrambles.get(head.inputs, math.nan)),
+        "steps": [
+            {
+                "inputs": list(s.inputs),
+                "rho": _r(s.judgement.rho),
+                "tau": _r(s.judgement.tau),
+                "criterion_gain_95": None if s.gain_interval is None else _ci(s.gain_interval),
+            }
+            for s in steps
+        ],
+        "readings": {
+            r: {
+                "inputs": list(s.inputs) if s.steps else [],
+                "criterion": _r(s.judgement.criterion) if s.steps else None,
+            }
+            for r, s in ev.by_reading.items()
+        },
+        "table": table,
+        "system_level_skipped": skipped,
+    }
+
+
+def _criterion(c) -> float:
+    return float(np.nan_to_num(c.judgement.criterion, nan=-9))
+
+
+def _baseline_row(ev: Evidence, label: str, j: Judgement) -> dict:
+    preds = {f.name: f.baselines[label] for f in ev.files}
+    row = _row(label, j, ev.interval(preds))
+    if ev.view:
+        row["system"] = ev.view.figures(preds).as_dict()
+    return row
+
+
+def _chrf_rows(ev: Evidence) -> list[dict]:
+    """chrF's row where the files have references: with intervals where every file has them,
+    point figures on those alone where some have."""
+    with_refs = [f for f in ev.files if CHRF in f.baselines]
+    if with_refs and len(with_refs) == len(ev.files):
+        return [_baseline_row(ev, CHRF, ev.judge({f.name: f.baselines[CHRF] for f in ev.files}))]
+    if not with_refs:
+        return []
+    preds = {f.name: f.baselines[CHRF] for f in with_refs}
+    j = judge(preds, with_refs, ev.by_genre)
+    row = _row(f"{CHRF}, {len(with_refs)} of {len(ev.files)} files", j)
+    part = system_view(with_refs, ev.by_genre, n_samples=0, seed=ev.seed)
+    if part:
+        row["system"] = part.point(preds).as_dict()
+    return [row]
+
+
+def _lead_rows(table: Sequence[Mapping]) -> list[Mapping]:
+    """The rows a head is judged against: itself, the plain baselines, its best single input."""
+    out = []
+    for row in table:
+        out.append(row)
+        if row["label"].startswith("best single"):
+            break
+    return out
+
+
+def _system_cell(row: Mapping) -> str:
+    sys_ = row.get("system")
+    if not sys_:
+        return "–"
+    ci = sys_.get("accuracy_95")
+    acc = _fmt(sys_["accuracy"]) + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "")
+    return f"{acc} | {_fmt(sys_['rho'])}"
+
+
+def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[str]:
+    """A head's table as Markdown: per text (mean rho, mean per-input tau) and per system
+    (pairwise accuracy of system means, Spearman of system means), held out, with 95%
+    intervals where computed, and the head's per-file wins."""
+    out = [
+        "| | mean rho [95%] | mean tau [95%] | systems: pair accuracy [95%] | systems: rho |",
+        "|---|---|---|---|---|",
+    ]
+    chosen = _lead_rows(table) if rows is None else list(table)[:rows]
+    for row in chosen:
+        rci = row.get("rho_95") or [None, None]
+        tci = row.get("tau_95") or [None, None]
+        rho = _fmt(row["rho"]) + (
+            f" [{_fmt(rci[0])}, {_fmt(rci[1])}]" if rci[0] is not None else ""
+        )
+        tau = _fmt(row["tau"]) + (
+            f" [{_fmt(tci[0])}, {_fmt(tci[1])}]" if tci[0] is not None else ""
+        )
+        system = _system_cell(row)
+        out.append(f"| {row['label']} | {rho} | {tau} | {system if system != '–' else '– | –'} |")
+    head = next((r for r in table if r["label"] == "head"), None)
+    if head and head.get("wins"):
+        w = head["wins"]
+        versus_best = (
+            "(the head is its best single input)"
+            if w["best single input"] is None
+            else f"and its best single input on {w['best single input']}"
+        )
+        out += [
+            "",
+            f"Per file (rho + per-input tau), the head beats minus the length on "
+            f"{w[MINUS_LENGTH]} of {w['files']} held-out files {versus_best}.",
+        ]
+    return out
+
+
+def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
+    """Each head's held-out means beside minus the length and its best single input."""
+    for name, r in report.items():
+        print(f"\n## {name}: {r['decision']}", file=out)
+        if "table" not in r:
+            continue
+        if r.get("reading"):
+            print(
+                f"reading {r['reading']}, inputs {', '.join(r['inputs'])}; "
+                f"held out: {r['held_out']}",
+                file=out,
+            )
+        print("\n".join(table_markdown(r["table"])), file=out)
+        for f, why in (r.get("system_level_skipped") or {}).items():
+            print(f"system level: {f} skipped, {why}", file=out)

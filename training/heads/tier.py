@@ -1,0 +1,224 @@
+"""`python -m training.heads`: a tier's second-stage heads, a general one and one per genre, each
+chosen on held-out datasets, and written into the tier's card.
+
+- A genre head is judged by leaving one dataset of its genre out (each in turn, datasets
+  weighing the same); a genre of one dataset cannot be judged so and gets no head.
+- The general head is judged by leaving one whole genre out, over every genre, datasets
+  weighing the same within a genre and genres the same in the means.
+- Candidates (`training.heads.select`): every reading of a text of several sentences asked for
+  (`whole`, `weighted`, `sum`) and, under each, the GLEU score, every feature column and the
+  n-gram LM's summed log-probability; a head starts from its best single input and adds one
+  only where the held-out mean rises with an interval above zero; weights keep each input's
+  own sign.
+- Every head scores real sentences above their shuffles (`--scrambles`: held-out Reuters
+  sentences, `--floor` of the pairs): what people rate is system output, rarely word salad, and
+  an input such as the share of repeated bigrams agrees with them and reads salad as fluent.
+- No head ships below its inputs: the chosen head's held-out means are printed beside every
+  single input's and beside minus the length. A single input that beats the head on both
+  means becomes the head; a genre head that does not beat minus the length and the best single
+  input on both means (or is not that input) is not shipped, and the card says why.
+
+The evidence, the rule and the writing live apart: `training.heads.choose.choose` holds the files
+out (one genre or one dataset out) and decides (`training.heads.evidence`, then
+`training.heads.ship_rule`, then `training.heads.tables`); cards and READMEs are written by
+`training.heads.cards`; judged files are read, and large ones cut, by `training.heads.files`.
+
+    python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from scorer.calibration import GLEU_INPUT
+from scorer.evidence.benchmark_data import sample_outputs
+from training.heads.cards import (
+    HEADS_BEGIN,
+    HEADS_END,
+    heads_markdown,
+    tier_table,
+    write_card,
+    write_readme,
+)
+from training.heads.choose import choose
+from training.heads.files import (
+    CHRF,
+    MINUS_LENGTH,
+    READINGS,
+    add_rows_options,
+    head_files,
+    read_head_files,
+    read_scrambles,
+    scramble_check,
+    text_columns,
+)
+from training.heads.select import Fitted, HeadFile, ScrambleCheck, alone_rho
+from training.heads.tables import _r, print_report, table_markdown
+
+__all__ = [
+    "CHRF",
+    "HEADS_BEGIN",
+    "HEADS_END",
+    "MINUS_LENGTH",
+    "READINGS",
+    "baseline",
+    "choose_genre_heads",
+    "head_files",
+    "heads_markdown",
+    "main",
+    "sample_outputs",
+    "scramble_check",
+    "section",
+    "table_markdown",
+    "text_columns",
+    "tier_table",
+    "write_card",
+    "write_readme",
+]
+
+
+def baseline(files: Sequence[HeadFile], name: str) -> dict[str, np.ndarray]:
+    """{file: a plain baseline's values} (minus the length), judged as a head's predictions."""
+    return {f.name: f.baselines[name] for f in files}
+
+
+def section(
+    fitted: Fitted,
+    files: Sequence[HeadFile],
+    decision: Mapping,
+    *,
+    genre: str,
+    held: str,
+    command: str,
+) -> dict:
+    """A card section for one head (what `scorer.calibration.load_head_section` reads): the
+    GLEU score first (weight 0 when the head does not read it), each input capped on the side
+    where it raises the score at the edge of the range it took in the fit."""
+    inputs = [GLEU_INPUT, *[c for c in fitted.inputs if c != GLEU_INPUT]]
+    weight = dict(zip(fitted.inputs, fitted.coef.tolist(), strict=True))
+    coef = [weight.get(c, 0.0) for c in inputs]
+    low, high = [], []
+    for c, w in zip(inputs, coef, strict=True):
+        values = np.concatenate([f.columns[fitted.reading][c] for f in files])
+        low.append(float(values.min()) if w < 0 else None)
+        high.append(float(values.max()) if w > 0 else None)
+    if coef[0] != 0:  # the GLEU score stays open: a text below every judged one reads lower
+        low[0] = high[0] = None
+    return {
+        "genre": genre,
+        "aggregate": fitted.reading,
+        "inputs": inputs,
+        "linear": {"coef": coef, "intercept": fitted.intercept},
+        "clip": {"low": low, "high": high},
+        "target": "the human score, z-normalised within each dataset",
+        "regressor": "non-negative ridge on standardised inputs turned by their own signs",
+        "alone": {c: _r(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
+        "held_out": held,
+        "selection": dict(decision),
+        "files": {f.name: len(f.human) for f in files},
+        "command": command,
+    }
+
+
+def choose_genre_heads(
+    files: Sequence[HeadFile],
+    readings: Sequence[str],
+    *,
+    max_inputs: int = 4,
+    n_samples: int = 200,
+    seed: int = 12345,
+    command: str = "",
+    check: ScrambleCheck | None = None,
+) -> tuple[dict, dict]:
+    """({head name: card section} of the heads that ship, {head name: decision} of every head
+    tried): "general" (whole genres held out), then each genre of two or more datasets."""
+    by_genre: dict[str, list[HeadFile]] = {}
+    for f in files:
+        by_genre.setdefault(f.genre, []).append(f)
+    plans = [("general", list(files), True)]
+    plans += [(g, fs, False) for g, fs in by_genre.items()]
+    sections, report = {}, {}
+    options = {"check": check, "max_inputs": max_inputs, "n_samples": n_samples, "seed": seed}
+    for name, fs, across in plans:
+        if not across and len(fs) < 2:
+            report[name] = {
+                "ship": False,
+                "decision": f"not shipped: one dataset ({fs[0].name}), nothing to hold out",
+            }
+            continue
+        if across and len(by_genre) < 2:
+            report[name] = {"ship": False, "decision": "not shipped: one genre, none to hold out"}
+            continue
+        held = "one genre out, over every genre" if across else f"one dataset of {name} out"
+        total = sum(len(fs[0].columns[r]) for r in readings)
+        with tqdm(total=total, desc=f"head {name}: single inputs", unit=" input") as bar:
+            choice = choose(fs, readings, by_genre=across, held=held, progress=bar, **options)
+        report[name] = choice.decision
+        if choice.ships:
+            sections[name] = section(
+                choice.fitted, fs, choice.decision, genre=name, held=held, command=command
+            )
+    return sections, report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from scorer.bundles import load_configured_all
+    from scorer.config import from_env
+
+    ap = argparse.ArgumentParser(prog="python -m training.heads", description=__doc__)
+    ap.add_argument("--model", default="default", help="the tier's bundle (its GLEU stage)")
+    add_rows_options(ap)
+    ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
+    ap.add_argument("--max-inputs", type=int, default=4, help="inputs a head at most")
+    ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
+    ap.add_argument("--json", help="write every head's report here")
+    ap.add_argument("--write", action="store_true", help="write the heads into the bundle's card")
+    ap.add_argument("--rows-only", action="store_true", help="compute and cache rows, then stop")
+    ap.add_argument(
+        "--scrambles",
+        default="../shared/corpora/reuters21578/test.txt",
+        help="held-out real text whose shuffles every head must score lower ('' for none)",
+    )
+    ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    ap.add_argument(
+        "--table", nargs="*", metavar="TIER", help="print the cards' genre x tier table"
+    )
+    args = ap.parse_args(argv)
+    config = from_env()
+    if args.table is not None:
+        tiers = args.table or ["default", "fast", "full", "neural"]
+        print("\n".join(tier_table(tiers, config["MODELS_DIR"])))
+        return 0
+    (scorer,) = load_configured_all([args.model], config)
+    readings = args.aggregate or list(READINGS)
+    files = read_head_files(scorer, args, readings)
+    check = read_scrambles(scorer, args, readings)
+    if args.rows_only:
+        return 0
+    command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    sections, report = choose_genre_heads(
+        files,
+        readings,
+        max_inputs=args.max_inputs,
+        n_samples=args.samples,
+        seed=args.seed,
+        command=command,
+        check=check,
+    )
+    print_report(report)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    if args.write:
+        from scorer.bundle import bundle_folder
+
+        write_card(bundle_folder(args.model, config["MODELS_DIR"]), sections, report)
+    return 0
