@@ -28,7 +28,7 @@ from features.extract import extract
 from features.parsing import load_nlp, parse
 from features.registry import all_specs
 from features.resources import Resources
-from training.gleu.train import featurize, featurize_chunk, init_worker
+from training.gleu.svm import featurize, featurize_chunk, init_worker
 
 
 def _shuffle(text: str, rng: random.Random) -> str:

@@ -8,6 +8,7 @@ imported from another top-level package.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,69 @@ def test_no_two_modules_import_each_other():
         f"{a} <-> {b}" for a, deps in graph.items() for b in deps if a < b and a in graph.get(b, ())
     )
     assert not pairs, "modules that import each other:\n" + "\n".join(pairs)
+
+
+def _training_graph() -> dict[str, set[str]]:
+    """{module: the training modules it imports, at any depth}; `from training.heads import
+    select` counts as importing `training.heads.select`. Package __init__ and __main__ files,
+    which only name or run their modules, are left out."""
+    graph: dict[str, set[str]] = {}
+    for path in _files("training"):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        deps = set()
+        for module, names, _ in _imports(path):
+            if module.split(".")[0] != "training":
+                continue
+            folder = ROOT / module.replace(".", "/")
+            subs = [f"{module}.{n}" for n in names if (folder / f"{n}.py").exists()]
+            deps.update(subs or [module])
+        graph[_module_of(path)] = deps
+    return graph
+
+
+def _package(module: str) -> str:
+    """`training.heads.select` -> `training.heads`; a top-level module -> `training`."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else "training"
+
+
+def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
+    """One cycle of `graph` (its nodes in order, the first again at the end), or []."""
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_training_modules_import_one_way():
+    # Inside each package the imports run one way, so its files read bottom-up in one order.
+    graph = _training_graph()
+    cycle = _cycle(graph)
+    assert not cycle, "training modules that import each other round: " + " -> ".join(cycle)
+
+
+def test_no_training_package_imports_one_that_imports_it_back():
+    # training.gleu, .heads, .calibration, .judged and the top-level modules (training.cli and
+    # the old command names) as nodes: calibration may use heads, heads never calibration.
+    packages: dict[str, set[str]] = {}
+    for module, deps in _training_graph().items():
+        edges = packages.setdefault(_package(module), set())
+        edges.update(_package(d) for d in deps if _package(d) != _package(module))
+    cycle = _cycle(packages)
+    assert not cycle, "training packages that import each other round: " + " -> ".join(cycle)

@@ -145,7 +145,7 @@ def test_score_benchmark_calibrate_and_train_share_one_path(tmp_path, parses):
     from scorer.evidence.benchmark_run import run_benchmark
     from scorer.scoring import load_scorer
     from training.calibration.calibrate import head_file
-    from training.gleu.train import featurize
+    from training.gleu.svm import featurize
     from training.judged.table import read_table
 
     texts = [*TEXTS, "The bank raised rates. Then it cut them again.", "X is a restaurant ."]

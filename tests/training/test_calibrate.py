@@ -16,9 +16,9 @@ from training.calibration.calibrate import write_bundle
 from training.calibration.start import calibrate_from, named_readings
 from training.calibration.switch import evidence, switch_to
 from training.heads.choose import choose, input_folds
+from training.heads.figures import HeadFile
 from training.heads.files import MINUS_LENGTH
 from training.heads.linear import Linear
-from training.heads.select import HeadFile
 from training.heads.tier import section
 
 # -- the switch rule, on arrays ------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_the_bound_holds_for_every_candidate_tried_at_once():
 def test_ranks_down_columns_are_scipys_with_ties_averaged():
     from scipy.stats import rankdata
 
-    from training.calibration.switch import ranks, rhos
+    from training.heads.draws import ranks, rhos
 
     X = np.random.default_rng(2).integers(0, 4, size=(40, 6)).astype(float)  # many ties
     assert ranks(X) == pytest.approx(rankdata(X, axis=0))
@@ -150,7 +150,7 @@ def test_the_gain_is_judged_on_draws_of_inputs_for_every_candidate_at_once():
     ev = evidence(start, {"minus": minus, "same": start}, [f], n_samples=300)
     assert ev.chosen == 0 and ev.gain[1] == 0 and ev.low[1] == 0
     # Without inputs (every output its own), the same rule reads rho alone.
-    from training.heads.select import spearman
+    from training.heads.figures import spearman
 
     alone = HeadFile(f.name, "mine", f.human, [str(i) for i in range(len(f.human))], f.columns)
     ev = evidence(start, {"minus": minus}, [alone], n_samples=300)
@@ -229,7 +229,8 @@ def _within_and_across(rng, n_groups=150, per=6):
 def test_a_fitted_head_that_loses_to_its_best_single_input_ships_the_input(tmp_path):
     from features.resources import MODELS_DIR
     from scorer.scoring import load_scorer
-    from training.heads.select import held_out, judge
+    from training.heads.figures import judge
+    from training.heads.select import held_out
 
     f = _within_and_across(np.random.default_rng(3))
     choice = choose([f], ["whole"], n_samples=100)

@@ -12,10 +12,11 @@ import pytest
 from scorer.cli import main
 from scorer.errors import InputError
 from training.calibration.curve_plot import plot
-from training.calibration.learning_curve import file_curve, shipped_columns, table, wins
+from training.calibration.curves import file_curve, shipped_columns
+from training.calibration.learning_curve import table, wins
+from training.heads.figures import HeadFile
 from training.heads.files import MINUS_LENGTH, text_columns
 from training.heads.linear import Linear
-from training.heads.select import HeadFile
 from training.judged.table import read_table
 
 SENTENCES = [

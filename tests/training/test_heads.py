@@ -9,11 +9,13 @@ import pytest
 
 from scorer.bundle import sha256_file
 from scorer.evidence.agreement import per_group_kendall
+from scorer.evidence.benchmark_data import sample_outputs
 from scorer.heads_report import REPORT_FILE, REPORT_POINTER, read_heads_report
 from training.heads.cards import write_card
+from training.heads.figures import HeadFile, group_taus, judge
 from training.heads.files import CHRF
-from training.heads.select import HeadFile, fit_head, forward_select, group_taus, held_out, judge
-from training.heads.tier import choose_genre_heads, sample_outputs, section
+from training.heads.select import fit_head, forward_select, held_out
+from training.heads.tier import choose_genre_heads, section
 
 
 def _file(

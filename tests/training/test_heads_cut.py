@@ -27,11 +27,11 @@ N_SAMPLES = 50
 def _found(dev: Path, tmp: Path) -> dict:
     """Every figure the three paths print, on the cut: `python -m training.heads` (general and
     genre heads, one genre and one dataset out), `training.heads.choose.choose` (folds of one file)
-    and `training.calibration.learning_curve.curves` (one file, one size, one draw)."""
+    and `training.calibration.curves.curves` (one file, one size, one draw)."""
     from features.rows import default_cache_dir
     from scorer.evidence.genres import GENRES
     from scorer.scoring import load_scorer
-    from training.calibration.learning_curve import curves
+    from training.calibration.curves import curves
     from training.heads.choose import choose
     from training.heads.files import READINGS, head_files
     from training.heads.tier import main

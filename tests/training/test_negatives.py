@@ -61,7 +61,7 @@ def test_inject_errors_cycles_every_kind_with_the_parse_it_needs():
 
 
 def test_noise_replaces_words_by_symbols_and_ranks_below_word_salad():
-    from training.gleu.train import level
+    from training.gleu.svm import level
 
     tokens = _tokens(TEXT)
     words = [t.strip() for t in tokens if any(c.isalpha() for c in t)]
@@ -76,7 +76,7 @@ def test_noise_replaces_words_by_symbols_and_ranks_below_word_salad():
 def _with_share(**share):
     """A small dataset made twice, plainly and with one `make_dataset` share option; the
     kinds of the texts the option changed."""
-    from training.gleu.train import make_dataset
+    from training.gleu.svm import make_dataset
 
     rng = random.Random(5)
     words = ["The", "bank", "said", "Prices", "rose", "in", "London", "and", "Paris", "today"]
@@ -132,7 +132,7 @@ def test_fragment_keeps_one_to_four_consecutive_words_and_no_full_stop():
 
 
 def test_binary_levels_tie_every_generated_kind_below_real():
-    from training.gleu.train import level
+    from training.gleu.svm import level
 
     kinds = ["l=1", "l=8", "swap", "noise", "fragment"]
     assert {level(k, "binary") for k in kinds} == {0.0}

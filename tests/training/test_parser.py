@@ -11,7 +11,7 @@ import pytest
 from features.constituency import ParserInput, load_parser
 from scorer.cli import main
 from scorer.errors import InputError
-from training.gleu.parser import bracket_score, clean_tree, read_treebank, split_treebank
+from training.gleu.treebank import bracket_score, clean_tree, read_treebank, split_treebank
 
 
 def _tree(text: str):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from training.calibration.start import calibrate_from
+from training.heads.figures import HeadFile
 from training.heads.files import MINUS_LENGTH
 from training.heads.fitted import BASE, with_base
 from training.heads.linear import Linear
 from training.heads.residual_ridge import ResidualRidge, _fit, choose_alpha, state_columns
-from training.heads.select import HeadFile
 
 N_STATES = 24
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))

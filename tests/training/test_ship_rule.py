@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from training.heads.select import Judgement
+from training.heads.figures import Judgement
 from training.heads.ship_rule import FITTED, Candidate, best_single, pick, ships, wins
 
 

@@ -91,8 +91,8 @@ def test_the_recorded_signs_are_the_dev_files_own(tier, shared_dir):
     from features.rows import default_cache_dir
     from scorer.contributions import group_of
     from scorer.evidence.genres import GENRES
+    from training.heads.figures import alone_rho
     from training.heads.files import head_files
-    from training.heads.select import alone_rho
 
     card = _card(tier)
     scorer = load_scorer(tier)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from training.heads.select import Judgement
+from training.heads.figures import Judgement
 from training.heads.ship_rule import ships
 from training.heads.state_ridge import choose, fit, held_out_predictions
 from training.heads.state_rows import StateFile

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from training.heads.figures import HeadFile, judge
 from training.heads.files import MINUS_LENGTH
 from training.heads.linear import Linear
-from training.heads.select import HeadFile, judge
 from training.heads.state_residual import (
     RESIDUAL,
     base_head,

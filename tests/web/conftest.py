@@ -20,7 +20,7 @@ from features import registry
 from scorer.model import save_model
 from scorer.web import create_app
 from training.gleu.corpus import read_corpus
-from training.gleu.train import featurize, fit, make_dataset
+from training.gleu.svm import featurize, fit, make_dataset
 
 CORPUS = Path(__file__).resolve().parent / "data" / "sentences.txt"
 

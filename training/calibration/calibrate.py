@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shlex
 import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from training.calibration.report import card_report, regressor, report
 from training.calibration.start import Outcome, calibrate_from, named_readings, start_head
-from training.calibration.switch import LEVEL
 from training.heads.cards import write_card
 from training.heads.choose import FOLDS
+from training.heads.figures import HeadFile
 from training.heads.files import (
     MINUS_LENGTH,
     READINGS,
@@ -36,10 +35,9 @@ from training.heads.files import (
     read_scrambles,
     text_columns,
 )
-from training.heads.residual_ridge import KIND as RESIDUAL_RIDGE
-from training.heads.select import HeadFile, ScrambleCheck
+from training.heads.select import ScrambleCheck
 
-__all__ = ["add_commands", "calibrate", "head_file", "report", "write_bundle"]
+__all__ = ["add_commands", "calibrate", "head_file", "write_bundle"]
 
 MAX_ADDED = 2  # fitted columns a head takes at most beyond the named reading it starts from
 
@@ -145,11 +143,11 @@ def calibrate(
         n_samples=n_samples,
         seed=seed,
     )
-    decision = _decision(outcome, files, check)
+    decision = card_report(outcome, files, check)
     section = outcome.head.section(
         genre,
         target="the human score, z-normalised within each dataset",
-        regressor=_regressor(outcome),
+        regressor=regressor(outcome),
         started_from=outcome.started_from,
         held_out=decision["held_out"],
         selection=decision,
@@ -158,78 +156,6 @@ def calibrate(
     )
     write_bundle(source, out, genre, section, decision, summary=summary)
     return outcome, files
-
-
-def _regressor(outcome: Outcome) -> str:
-    kind = outcome.head.kind
-    if outcome.kept:
-        return f"the starting head, {outcome.start.label}, as the bundle has it"
-    if kind in ("head", "reading"):
-        return f"{outcome.head.label} on the ratings' scale (a positive slope and an intercept)"
-    if kind == RESIDUAL_RIDGE:
-        return (
-            "the head in hand on the ratings' scale (a positive slope) plus a ridge on "
-            "standardised columns fitted to what it leaves, alpha chosen on the folds"
-        )
-    return "non-negative ridge on standardised inputs turned by their own signs"
-
-
-def _fmt(v: float | None) -> str:
-    return "–" if v is None or not math.isfinite(v) else f"{v:+.3f}"
-
-
-def _decision(outcome: Outcome, files: Sequence[HeadFile], check: ScrambleCheck | None) -> dict:
-    """The card's report of the choice: what it started from, each round's leading candidates
-    (criterion, gain over the head in hand, the gain's bound), and why it switched or not."""
-    table = []
-    for name, ev in outcome.rounds:
-        for k in ev.ranked()[:8]:
-            row = ev.row(k)
-            table.append({**row, "round": name})
-    held = "named readings judged whole on every rating (no fit)"
-    if len(outcome.rounds) > 1:
-        held += "; fitted candidates on folds of the inputs"
-    return {
-        "ship": True,
-        "decision": outcome.decision(),
-        "reading": outcome.head.reading,
-        "inputs": list(outcome.head.inputs),
-        "held_out": held,
-        "started_from": outcome.started_from,
-        "tried": {name: len(ev.labels) for name, ev in outcome.rounds},
-        "scrambles": None,
-        "table": table,
-    }
-
-
-def report(outcome: Outcome, files: Sequence[HeadFile], out=None) -> None:
-    """What the head started from, what was tried (the leading candidates of each round with
-    their gain over the head in hand and its bound), and why it switched or did not; to `out`
-    (default: standard output)."""
-    out = sys.stdout if out is None else out
-    n = sum(len(f.human) for f in files)
-    n_inputs = sum(len(set(f.groups)) for f in files)
-    grouped = n_inputs < n
-    unit = "inputs" if grouped else "outputs (no inputs named: rho alone, over outputs)"
-    criterion = "mean rho + per-input tau" if grouped else "rho"
-    print(f"started from {outcome.started_from}: {outcome.start.label}", file=out)
-    print(f"  {outcome.start.weights()}", file=out)
-    print(f"on {n} ratings of {n_inputs} {unit}", file=out)
-    for name, ev in outcome.rounds:
-        print(f"\n### {name}: {len(ev.labels)} tried", file=out)
-        print(f"criterion ({criterion}) of the head in hand: {ev.start:.3f}", file=out)
-        print(f"| candidate | criterion | gain | {LEVEL:.0%} bound, all tried at once |", file=out)
-        print("|---|---:|---:|---:|", file=out)
-        for k in ev.ranked()[:6]:
-            mark = " (taken)" if k == ev.chosen else ""
-            print(
-                f"| {ev.labels[k]}{mark} | {ev.point[k]:.3f} | {_fmt(ev.gain[k])} | "
-                f"{_fmt(ev.low[k])} |",
-                file=out,
-            )
-    print(file=out)
-    for note in outcome.notes:
-        print(f"- {note}", file=out)
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -310,7 +236,8 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
     )
     if args.learning_curve:
         from training.calibration.curve_plot import plot
-        from training.calibration.learning_curve import CALIBRATE_SIZES, curves, draw_options, table
+        from training.calibration.curves import CALIBRATE_SIZES, curves
+        from training.calibration.learning_curve import draw_options, table
 
         card = {**scorer.card, "name": source.name}
         found = curves(

@@ -20,7 +20,7 @@ FIGURES = ("rho", "tau", "system")
 
 
 def plot(found: Sequence, path: str | Path) -> None:
-    """Per file (`found`: `training.calibration.learning_curve.FileCurve`s), the mean over draws of
+    """Per file (`found`: `training.calibration.curves.FileCurve`s), the mean over draws of
     rho (upper block) and tau (lower block) against the ratings a head was fitted on (the
     calibrated head's range over draws shaded), the shipped heads and minus the length judged
     on the same outputs; written to `path` (PNG)."""

@@ -21,8 +21,9 @@ import numpy as np
 
 from scorer.calibration import GENERAL, card_heads
 from scorer.contributions import group_of
+from training.heads.figures import HeadFile
 from training.heads.linear import Linear
-from training.heads.select import HeadFile, fit_head
+from training.heads.select import fit_head
 from training.heads.tier import section
 
 __all__ = ["held_out_heads", "starting_head"]

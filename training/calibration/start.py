@@ -39,10 +39,11 @@ from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
 from scorer.contributions import GROUPS
 from training.calibration.switch import LEVEL, Evidence, evidence
 from training.heads.choose import FOLDS
+from training.heads.figures import HeadFile
 from training.heads.fitted import Plan, cross_validated, on_their_scale, with_base
 from training.heads.linear import Linear
 from training.heads.residual_ridge import FEATURES, STATES, ResidualRidge, state_columns
-from training.heads.select import HeadFile, ScrambleCheck
+from training.heads.select import ScrambleCheck
 
 __all__ = [
     "LOGPROB_SUMS",

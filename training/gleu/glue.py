@@ -152,7 +152,7 @@ def paper_svm_evaluation(
     `fluency train --objective classify`) on `per_class` real `n`-token sentences against as many
     glued from single words (l = 1), both from `train_corpus`; its accuracy on `test_per_class`
     of each drawn from `test_corpus` (the paper: 1,000 + 1,000, tested on 150 + 150, 81%)."""
-    from training.gleu.train import featurize, fit
+    from training.gleu.svm import featurize, fit
 
     rng = random.Random(seed)
     train_texts, train_y = _real_and_glued(train_corpus, n, per_class, rng, seed)

@@ -1,5 +1,5 @@
 """Choosing a head afresh on judged datasets, the one path every shipped head is chosen on:
-the judged files as `training.heads.select.HeadFile`s held out by a protocol (one file cut into
+the judged files as `training.heads.figures.HeadFile`s held out by a protocol (one file cut into
 folds of whole inputs, else one genre or one dataset out), the selection (`select_head`), then
 the evidence (`training.heads.evidence.gather`), the rule that picks (a parameter;
 `training.heads.ship_rule.pick`), the report and its tables (`training.heads.tables`); last, the
@@ -16,8 +16,9 @@ import numpy as np
 
 from features.errors import InputError
 from training.heads.evidence import gather
+from training.heads.figures import HeadFile
 from training.heads.files import READINGS
-from training.heads.select import Fitted, HeadFile, ScrambleCheck, fit_head, select_head
+from training.heads.select import Fitted, ScrambleCheck, fit_head, select_head
 from training.heads.ship_rule import pick
 from training.heads.tables import decision_report
 

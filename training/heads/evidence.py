@@ -1,6 +1,6 @@
 """The evidence a head is chosen on: for each candidate (the head forward selection ended on,
 every single input, minus the length, chrF where the files have references), its held-out
-figures per text and per file (`heads_select.Judgement`), whether it scores real sentences
+figures per text and per file (`training.heads.figures.Judgement`), whether it scores real sentences
 above their shuffles, and per system (`training.heads.systems`); the rule
 (`training.heads.ship_rule.pick`) reads them, the tables (`training.heads.tables`) are written from
 them. Predictions are held out once for each candidate asked about and kept.
@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from training.heads.figures import HeadFile, Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
-from training.heads.select import HeadFile, Judgement, Selection, beats, held_out, interval, judge
+from training.heads.select import Selection, beats, held_out
 from training.heads.ship_rule import Candidate, best_single
 from training.heads.systems import SystemView, system_view
 
@@ -51,7 +52,7 @@ class Evidence:
         return self._preds[key]
 
     def interval(self, preds: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
-        """95% intervals of the mean rho and tau of `preds` (`heads_select.interval`)."""
+        """95% intervals of the mean rho and tau of `preds` (`training.heads.figures.interval`)."""
         return interval(preds, self.files, self.by_genre, n_samples=self.n_samples, seed=self.seed)
 
     def judge(self, preds: Mapping[str, np.ndarray]) -> Judgement:
@@ -68,8 +69,8 @@ def gather(
     seed: int,
     floor: float | None = None,
 ) -> Evidence:
-    """The candidates of `selection` and `by_reading` (`heads_select.select_head`) with their
-    held-out figures. Where the head is gated per system (`by_genre`, on files naming six or
+    """The candidates of `selection` and `by_reading` (`training.heads.select.select_head`) with
+    their held-out figures. Where the head is gated per system (`by_genre`, on files naming six or
     more systems) the fitted head, and each single input above it on both means, carry the 95%
     interval of their system-level accuracy less the best single input's."""
     checked = {

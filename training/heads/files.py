@@ -1,4 +1,4 @@
-"""Judged files as `training.heads.select.HeadFile`s, read the one way `python -m
+"""Judged files as `training.heads.figures.HeadFile`s, read the one way `python -m
 training.heads`, `python -m training.calibration.learning_curve` and `fluency calibrate` read them:
 each text's inputs under every reading asked for, from the row cache, and the command-line options
 that cut large files and name the cache (`add_rows_options`, `read_head_files`).
@@ -19,7 +19,8 @@ from tqdm import tqdm
 
 from scorer.calibration import DERIVED, GLEU_INPUT
 from scorer.evidence.benchmark_data import sample_outputs
-from training.heads.select import HeadFile, ScrambleCheck
+from training.heads.figures import HeadFile
+from training.heads.select import ScrambleCheck
 
 __all__ = [
     "CHRF",

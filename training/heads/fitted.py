@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from training.heads.choose import fold_rows, subset
+from training.heads.figures import HeadFile, spearman, unit_weights
 from training.heads.linear import Linear
-from training.heads.select import HeadFile, fit_head, spearman, unit_weights
+from training.heads.select import fit_head
 
 __all__ = [
     "BASE",

@@ -20,8 +20,8 @@ import numpy as np
 from features.errors import InputError
 from scorer.calibration import GLEU_INPUT
 from training.heads.choose import FOLDS, Choice, choose, fold_rows, subset
+from training.heads.figures import HeadFile
 from training.heads.files import MINUS_LENGTH
-from training.heads.select import HeadFile
 
 __all__ = ["benchmark_file", "benchmark_stage", "lodo_columns"]
 

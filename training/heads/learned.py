@@ -21,39 +21,27 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from scorer.calibration import card_heads
-from training.heads.files import MINUS_LENGTH, READINGS
+from training.heads.figures import HeadFile
+from training.heads.files import READINGS
 from training.heads.linear import Linear
-from training.heads.select import HeadFile, held_out, judge
-from training.heads.ship_rule import ships, wins
-from training.heads.state_report import per_file_lines, row, section, table_lines, write_heads
+from training.heads.state_choice import CURRENT, current_setting, evaluate, scrambles_below
+from training.heads.state_report import per_file_lines, section, table_lines, write_heads
 from training.heads.state_residual import (
     RESIDUAL,
     base_section,
     current_from,
     fit_residual,
-    held_out_residual,
 )
-from training.heads.state_ridge import VARIANTS, StateHead, choose, fit, held_out_predictions
-from training.heads.state_rows import StateFile, state_files, text_states
-from training.heads.tier import baseline
+from training.heads.state_ridge import StateHead, fit
+from training.heads.state_rows import state_files, text_states
 
-__all__ = ["evaluate", "main", "scrambles_below"]
-
-LOGPROB = "neural.v2/logprob_sum"
-LOGPROB_LABEL = "SmolLM2 logprob sum"
-GLEU_WHOLE = "GLEU, whole"
-CURRENT = "current head"
-LABELS = {
-    "states": "ridge on the states",
-    "states + logprob": "ridge on the states + logprob sum, in z",
-    RESIDUAL: "current head + a ridge on the states, fitted to what it leaves",
-}
+__all__ = ["main"]
 
 
 def _options(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -175,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown,
             by_genre,
             lm.layers,
-            _current(current_section),
+            current_setting(current_section),
             samples=args.samples,
             seed=args.seed,
             # A genre head reads the states the general head chose (one extractor a bundle).
@@ -273,136 +261,6 @@ def _residual_section(
         files={f.name: len(f.human) for f in files},
         command=command,
     )
-
-
-def scrambles_below(head: StateHead, pairs: tuple, at: tuple[int, int]) -> float:
-    """The share of real sentences the head scores above their shuffles (a tie one half):
-    `pairs` their (states, logprob sums) and the shuffles'."""
-    real_states, real_lp, shuffled_states, shuffled_lp = pairs
-    real = head.predict(real_states[:, at[0], at[1]], real_lp)
-    shuffled = head.predict(shuffled_states[:, at[0], at[1]], shuffled_lp)
-    return float(np.mean(real > shuffled) + 0.5 * np.mean(real == shuffled))
-
-
-def _current(section: Mapping) -> tuple[str, list]:
-    """(reading, inputs) of a card head, refitted held out to judge against; a learned head
-    ("states", its layer, pooling, variant and alpha): its own held-out predictions."""
-    if "states" in section:
-        s = section["states"]
-        return "states", [s["layer"], s["pooling"], s["variant"], float(s["alpha"])]
-    return section["aggregate"], _inputs(section)
-
-
-def _inputs(section: Mapping) -> list[str]:
-    """A card head's inputs with a weight (the GLEU score is every head's first, often 0)."""
-    return [c for c, w in zip(section["inputs"], section["linear"]["coef"], strict=True) if w]
-
-
-def evaluate(
-    files: Sequence[StateFile],
-    judged: Sequence[HeadFile],
-    by_genre: bool,
-    layers: Sequence[int],
-    current: tuple[str, Sequence],
-    *,
-    samples: int,
-    seed: int,
-    at: tuple[int, int] | None = None,
-    residual: tuple | None = None,
-    scrambles: Callable[[tuple], float | None] | None = None,
-    floor: float = 0.95,
-) -> dict:
-    """The learned head for `files` held out (one genre out with `by_genre`, else one dataset
-    out), chosen (`training.heads.state_ridge.choose`), judged against minus the length, the summed
-    log-probability, the GLEU score and the `current` head ((reading, inputs), refitted held out
-    the same way), per text and per system, and the ship rule's decision
-    (`training.heads.ship_rule.ships`). `residual`: (fit files, the head it starts from, (layer,
-    pooling)) for the residual variant (None: not tried); `scrambles(key)`: the share of real
-    sentences the head of that setting scores above their shuffles. Returns {"chosen", "how",
-    "ok", "entry" (the report's entry, its table headed by the head), "grid" (every setting's
-    criterion)}."""
-    from features.neural_lm import POOLINGS
-    from training.heads.systems import system_view
-
-    grid = None if at is None else [at]
-    preds = held_out_predictions(files, by_genre, layers, POOLINGS, grid=grid)
-    variants = list(VARIANTS)
-    if residual is not None:
-        fit_files, base, where = residual
-        preds |= held_out_residual(fit_files, judged, by_genre, base, where)
-        variants.append(RESIDUAL)
-    scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
-    chosen, how = choose(scores)
-    view = system_view(judged, by_genre, n_samples=samples, seed=seed)
-    reading, inputs = current  # reading "states": a learned head, inputs its settings
-    comparisons = {
-        MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
-        LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
-        CURRENT: (
-            preds[tuple(inputs)]
-            if reading == "states"
-            else held_out(judged, reading, list(inputs), by_genre)
-        ),
-        GLEU_WHOLE: held_out(judged, "whole", ["gleu"], by_genre),
-    }
-    refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
-    best_input = max((LOGPROB_LABEL, GLEU_WHOLE), key=lambda k: refs[k].criterion)
-    others = {
-        MINUS_LENGTH: refs[MINUS_LENGTH],
-        "logprob sum": refs[LOGPROB_LABEL],
-        "current head": refs[CURRENT],
-    }
-    best_of = {}
-    for variant in variants:  # each variant at its own best layer, pooling and alpha
-        best_of[variant], _ = choose({k: v for k, v in scores.items() if k[2] == variant})
-    gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
-    share = scrambles(chosen) if scrambles is not None else None
-    ruling = ships(
-        scores[chosen],
-        minus=refs[MINUS_LENGTH],
-        best_input=(best_input, refs[best_input]),
-        current=refs[CURRENT],
-        system_gap=gap,
-        scrambles=share,
-        floor=floor,
-        evidence={"minus the length" if k == MINUS_LENGTH else k: j for k, j in refs.items()},
-    )
-    rows = []
-    for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
-        label = "head" if key == chosen else f"{LABELS[variant]} (layer {key[0]}, {key[1]})"
-        mine, _ = row(label, preds[key], judged, by_genre, view, others, samples, seed)
-        rows.append(mine)
-        if key == chosen:  # what the README's table reads: the head against its inputs
-            mine["wins"] |= {
-                "best single input": wins(scores[chosen], refs[best_input]),
-                "files": len(judged),
-            }
-            for label, p in comparisons.items():
-                if label == CURRENT:
-                    label = f"current head ({', '.join(map(str, inputs))}, {reading})"
-                if label == best_input:
-                    label = f"best single input: {label}"
-                rows.append(row(label, p, judged, by_genre, view, others, samples, seed)[0])
-    layer, pooling, variant, alpha = chosen
-    held = "one genre out, over every genre" if by_genre else "one dataset of the genre out"
-    entry = {
-        "decision": (
-            f"{'shipped' if ruling.ok else 'not shipped'}: {LABELS[variant]} (SmolLM2 layer "
-            f"{layer} of 30, {pooling}-pooled, alpha {alpha:g} per 1,000 rows); {ruling.why}"
-        ),
-        "rule": "training.heads.ship_rule.ships",
-        "reading": "whole" if variant != RESIDUAL else residual[1].reading,
-        "inputs": (list(residual[1].inputs) if variant == RESIDUAL else [])
-        + [f"SmolLM2 states (layer {layer}, {pooling})"]
-        + ([LOGPROB] if "+" in variant else []),
-        "held_out": held,
-        "table": rows,
-        "system_level_skipped": dict(view.skipped) if view else {},
-    }
-    if share is not None:
-        entry["scrambles"] = share
-    grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
-    return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import numpy as np
 
 from scorer.calibration import GLEU_INPUT
 from scorer.calibration import READINGS as READING_COLUMNS
-from training.heads.select import HeadFile
+from training.heads.figures import HeadFile
 
 __all__ = ["Linear"]
 

@@ -10,7 +10,7 @@ The head in hand (the shipped head, or what the earlier rounds made of it) is pu
 scale by a positive slope and an intercept, and a ridge on the standardised columns is fitted
 to the rest, the residual. A strong ridge gives the head in hand back, so the fit is shrunk
 toward it; starting from the shipped learned head, toward that head. Each dataset weighs the
-same (`heads_select.unit_weights`).
+same (`training.heads.figures.unit_weights`).
 
 The alpha (per 1,000 weighted rows, as `training.heads.state_ridge` counts it) is chosen on the
 user's folds of whole inputs: the strongest whose held-out criterion (mean rho + per-input
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.contributions import GROUPS
-from training.calibration.switch import point_means
 from training.heads.choose import subset
+from training.heads.draws import point_means
+from training.heads.figures import HeadFile, unit_weights
 from training.heads.fitted import BASE, fold_parts
 from training.heads.linear import Linear
-from training.heads.select import HeadFile, unit_weights
 
 __all__ = ["ALPHAS", "FEATURES", "KIND", "STATES", "ResidualRidge", "choose_alpha", "state_columns"]
 

@@ -29,166 +29,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from training.heads.figures import (
+    HeadFile,
+    Judgement,
+    _nanmean,
+    group_taus,
+    judge,
+    means,
+    members,
+    orient,
+    spearman,
+    unit_weights,
+)
+
 __all__ = [
     "Fitted",
-    "HeadFile",
-    "Judgement",
     "ScrambleCheck",
+    "Selection",
+    "beats",
     "fit_head",
     "forward_select",
     "held_out",
-    "judge",
-    "orient",
     "select_head",
 ]
 
 ALPHA = 1.0  # ridge strength on standardised inputs; a few inputs over thousands of rows
-
-
-@dataclass
-class HeadFile:
-    """One judged dataset: its genre, outputs' human scores and groups, and per reading the
-    candidate inputs as columns."""
-
-    name: str
-    genre: str
-    human: np.ndarray
-    groups: list[str]
-    columns: dict[str, dict[str, np.ndarray]]  # reading -> input -> values
-    baselines: dict[str, np.ndarray] = field(default_factory=dict)  # "minus length", ...
-    systems: list[str] = field(default_factory=list)  # each output's system ("" unnamed)
-    _pairs: tuple | None = None
-    _alone: dict = field(default_factory=dict)
-
-    def alone(self, reading: str, name: str) -> float:
-        """Spearman's rho of one input with people on this file (kept: signs ask often)."""
-        key = (reading, name)
-        if key not in self._alone:
-            self._alone[key] = spearman(self.columns[reading][name], self.human)
-        return self._alone[key]
-
-    @property
-    def target(self) -> np.ndarray:
-        sd = float(np.std(self.human))
-        return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
-
-    def pairs(self):
-        """Every pair of outputs of one input: (i, j, pair's group number, human sign)."""
-        if self._pairs is None:
-            ids = {g: k for k, g in enumerate(dict.fromkeys(self.groups))}
-            gid = np.array([ids[g] for g in self.groups])
-            order = np.argsort(gid, kind="stable")
-            bounds = np.flatnonzero(np.diff(gid[order])) + 1
-            i_all, j_all, g_all = [], [], []
-            for members in np.split(order, bounds):
-                if len(members) < 2:
-                    continue
-                a, b = np.triu_indices(len(members), 1)
-                i_all.append(members[a])
-                j_all.append(members[b])
-                g_all.append(np.full(len(a), gid[members[0]]))
-            if i_all:
-                i, j, g = (np.concatenate(x) for x in (i_all, j_all, g_all))
-            else:
-                i = j = g = np.zeros(0, dtype=int)
-            self._pairs = (i, j, g, np.sign(self.human[i] - self.human[j]), len(ids))
-        return self._pairs
-
-
-def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
-    """Kendall's tau-b within each input (group) of `file`, with the prediction's ties broken
-    at random (in expectation): a reranker facing a tie picks either output, so a tied pair
-    counts in the denominator as an untied one would, adding nothing to the numerator. Without
-    ties it is `per_group_kendall`'s tau-b; with them, plain tau-b leaves the tied pairs out
-    and flatters a coarse input (the share of repeated bigrams is 0 for most outputs and would
-    be judged on the few pairs it orders at all). NaN where a group has fewer than two outputs
-    or people rated all its outputs alike; 0 where the prediction is constant."""
-    i, j, g, hs, n_groups = file.pairs()
-    if not len(i):
-        return np.full(n_groups, np.nan)
-    ps = np.sign(pred[i] - pred[j])
-    num = np.bincount(g, ps * hs, n_groups)
-    n_pairs = np.bincount(g, minlength=n_groups).astype(float)
-    ny = np.bincount(g, hs != 0, n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = num / np.sqrt(n_pairs * ny)
-    tau[ny == 0] = np.nan
-    return tau
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    # Imported here: `fluency score` imports this module for its argument parser, and SciPy's
-    # statistics are a second of every scoring process's start-up.
-    from scipy.stats import rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Held-out figures of one head: per file rho and mean per-input tau, and the means."""
-
-    per_file: dict[str, tuple[float, float]]  # file -> (rho, tau)
-    rho: float
-    tau: float
-
-    @property
-    def criterion(self) -> float:
-        return self.rho + (0.0 if math.isnan(self.tau) else self.tau)
-
-
-def _nanmean(values) -> float:
-    kept = [v for v in values if v is not None and not math.isnan(v)]
-    return float(np.mean(kept)) if kept else float("nan")
-
-
-def means(per_file: Mapping[str, tuple[float, float]], genres: Mapping[str, str] | None):
-    """(mean rho, mean tau) over files, or with `genres` over genres of their files' means."""
-    if genres is None:
-        return _nanmean(r for r, _ in per_file.values()), _nanmean(t for _, t in per_file.values())
-    by: dict[str, list[tuple[float, float]]] = {}
-    for name, v in per_file.items():
-        by.setdefault(genres[name], []).append(v)
-    rho = _nanmean(_nanmean(r for r, _ in vs) for vs in by.values())
-    tau = _nanmean(_nanmean(t for _, t in vs) for vs in by.values())
-    return rho, tau
-
-
-def judge(preds: Mapping[str, np.ndarray], files: Sequence[HeadFile], by_genre: bool) -> Judgement:
-    per = {}
-    for f in files:
-        taus = group_taus(preds[f.name], f)
-        per[f.name] = (spearman(preds[f.name], f.human), _nanmean(taus))
-    rho, tau = means(per, {f.name: f.genre for f in files} if by_genre else None)
-    return Judgement(per, rho, tau)
-
-
-def unit_weights(files: Sequence[HeadFile]) -> np.ndarray:
-    """Each row's weight in a fit: genres weigh the same, datasets the same within a genre,
-    rows the same within a dataset; mean 1."""
-    per_genre: dict[str, int] = {}
-    for f in files:
-        per_genre[f.genre] = per_genre.get(f.genre, 0) + 1
-    w = np.concatenate(
-        [np.full(len(f.human), 1.0 / (len(f.human) * per_genre[f.genre])) for f in files]
-    )
-    return w / w.mean()
-
-
-def orient(files: Sequence[HeadFile], reading: str, name: str) -> float:
-    """The sign of an input's own correlation with people on `files`: the mean over genres of
-    the mean over their datasets of Spearman's rho (+1 when it is 0 or undefined)."""
-    return -1.0 if alone_rho(files, reading, name) < 0 else 1.0
-
-
-def alone_rho(files: Sequence[HeadFile], reading: str, name: str) -> float:
-    """An input's own correlation with people on `files`: the mean over genres of the mean
-    over their datasets of Spearman's rho."""
-    per = {f.name: (f.alone(reading, name), math.nan) for f in files}
-    return means(per, {f.name: f.genre for f in files})[0]
 
 
 @dataclass(frozen=True)
@@ -250,14 +115,6 @@ def held_out(
     return out
 
 
-def members(file: HeadFile) -> list[np.ndarray]:
-    """The positions of each input's (group's) outputs, in the order `group_taus` numbers
-    them: what a bootstrap over inputs draws."""
-    ids = {g: k for k, g in enumerate(dict.fromkeys(file.groups))}
-    gid = np.array([ids[g] for g in file.groups])
-    return [np.flatnonzero(gid == k) for k in range(len(ids))]
-
-
 def bootstrap_gain(
     new: Mapping[str, np.ndarray],
     old: Mapping[str, np.ndarray],
@@ -287,35 +144,6 @@ def bootstrap_gain(
         gains[b] = (rn + np.nan_to_num(tn)) - (ro + np.nan_to_num(to))
     low, high = np.percentile(gains, [2.5, 97.5])
     return float(low), float(high)
-
-
-def interval(
-    preds: Mapping[str, np.ndarray],
-    files: Sequence[HeadFile],
-    by_genre: bool,
-    *,
-    n_samples: int = 200,
-    seed: int = 12345,
-) -> dict[str, tuple[float, float]]:
-    """95% intervals of the mean rho and mean tau (groups resampled within each file)."""
-    rng = np.random.default_rng(seed)
-    genres = {f.name: f.genre for f in files} if by_genre else None
-    prepared = [(f, members(f), group_taus(preds[f.name], f)) for f in files]
-    rhos, taus = np.empty(n_samples), np.empty(n_samples)
-    for b in range(n_samples):
-        per = {}
-        for f, groups, tau in prepared:
-            pick = rng.integers(0, len(groups), len(groups))
-            rows = np.concatenate([groups[k] for k in pick])
-            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), _nanmean(tau[pick]))
-        rhos[b], taus[b] = means(per, genres)
-    out = {"rho": tuple(np.nanpercentile(rhos, [2.5, 97.5]).tolist())}
-    out["tau"] = (
-        tuple(np.nanpercentile(taus, [2.5, 97.5]).tolist())
-        if np.isfinite(taus).any()
-        else (math.nan, math.nan)
-    )
-    return out
 
 
 @dataclass

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from training.heads.select import Judgement, beats
+from training.heads.figures import Judgement
+from training.heads.select import beats
 
 __all__ = ["Candidate", "Ruling", "Verdict", "best_single", "pick", "ships", "wins"]
 

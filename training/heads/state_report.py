@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from scorer.calibration import card_heads
+from training.heads.figures import Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
-from training.heads.select import Judgement, interval, judge
 
 __all__ = ["criteria", "per_file_lines", "row", "section", "table_lines", "wins", "write_heads"]
 

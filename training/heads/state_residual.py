@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from training.heads.figures import HeadFile, orient
 from training.heads.fitted import with_base
 from training.heads.linear import Linear
 from training.heads.residual_ridge import ALPHAS, ResidualRidge, _fit, _predict, state_columns
-from training.heads.select import HeadFile, fit_head, orient
+from training.heads.select import fit_head
 
 __all__ = ["RESIDUAL", "base_head", "fit_residual", "held_out_residual"]
 

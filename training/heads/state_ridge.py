@@ -5,7 +5,7 @@ model knows of the text: the hidden state after one of SmolLM2-135M's layers, po
 text's tokens (`features.neural_lm.pooled_states`, from the same passes as its
 log-probabilities), 576 numbers a text, standardised, under a ridge fitted on people's ratings
 of the development files (z-scored within each file; genres weighing the same, datasets the same
-within a genre: `training.heads.select.unit_weights`). A variant averages the ridge's prediction,
+within a genre: `training.heads.figures.unit_weights`). A variant averages the ridge's prediction,
 in z, with SmolLM2's summed log-probability of the text.
 
 Chosen held out as every head is (`training.heads`): the general head by leaving one whole
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
+from training.heads.figures import HeadFile, Judgement, unit_weights
 from training.heads.residual_ridge import ALPHAS
-from training.heads.select import HeadFile, Judgement, unit_weights
 from training.heads.state_report import criteria
 from training.heads.state_rows import StateFile
 

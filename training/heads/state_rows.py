@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from training.heads.select import HeadFile
+from training.heads.figures import HeadFile
 
 __all__ = ["StateFile", "state_files", "text_states"]
 

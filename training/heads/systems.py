@@ -17,7 +17,7 @@ import numpy as np
 
 from scorer.evidence.genres import NOT_SYSTEMS
 from scorer.evidence.system_level import SystemDraws, percentile_interval, skip_reason
-from training.heads.select import HeadFile, means
+from training.heads.figures import HeadFile, means
 
 __all__ = ["SystemFigures", "SystemView", "system_view"]
 

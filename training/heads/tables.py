@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from training.heads.evidence import Evidence
+from training.heads.figures import Judgement, judge
 from training.heads.files import CHRF, MINUS_LENGTH
-from training.heads.select import Judgement, judge
 from training.heads.ship_rule import FITTED, Verdict, wins
 from training.heads.systems import system_view
 

@@ -39,50 +39,22 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import GLEU_INPUT
-from scorer.evidence.benchmark_data import sample_outputs
 from training.heads.cards import (
-    HEADS_BEGIN,
-    HEADS_END,
-    heads_markdown,
     tier_table,
     write_card,
-    write_readme,
 )
 from training.heads.choose import choose
+from training.heads.figures import HeadFile, alone_rho
 from training.heads.files import (
-    CHRF,
-    MINUS_LENGTH,
     READINGS,
     add_rows_options,
-    head_files,
     read_head_files,
     read_scrambles,
-    scramble_check,
-    text_columns,
 )
-from training.heads.select import Fitted, HeadFile, ScrambleCheck, alone_rho
-from training.heads.tables import _r, print_report, table_markdown
+from training.heads.select import Fitted, ScrambleCheck
+from training.heads.tables import _r, print_report
 
-__all__ = [
-    "CHRF",
-    "HEADS_BEGIN",
-    "HEADS_END",
-    "MINUS_LENGTH",
-    "READINGS",
-    "baseline",
-    "choose_genre_heads",
-    "head_files",
-    "heads_markdown",
-    "main",
-    "sample_outputs",
-    "scramble_check",
-    "section",
-    "table_markdown",
-    "text_columns",
-    "tier_table",
-    "write_card",
-    "write_readme",
-]
+__all__ = ["baseline", "choose_genre_heads", "main", "section"]
 
 
 def baseline(files: Sequence[HeadFile], name: str) -> dict[str, np.ndarray]:
