@@ -143,3 +143,19 @@ def test_no_training_package_imports_one_that_imports_it_back():
         edges.update(_package(d) for d in deps if _package(d) != _package(module))
     cycle = _cycle(packages)
     assert not cycle, "training packages that import each other round: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize(
+    "package", sorted(p.parent.name for p in (ROOT / "training").glob("*/__init__.py"))
+)
+def test_each_training_package_says_its_job_and_names_its_modules(package):
+    init = ROOT / "training" / package / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"training/{package}/__init__.py has no docstring"
+    names = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+    )
+    modules = {p.stem for p in init.parent.glob("*.py") if not p.stem.startswith("__")}
+    assert sorted(names) == sorted(modules)

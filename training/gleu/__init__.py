@@ -1,11 +1,12 @@
 """The GLEU stage made from corpora: the first-stage model every tier scores with.
 
 Corpora are read and split into sentences (`corpus`), negatives glued from word sequences or
-given real errors (`negatives`), and a ranking SVM fitted on their features (`train`, the way
-in: `fluency train`); the glue test (`glue`) and the robustness sets (`robustness`) check it.
-The resources its features read are made here too: the n-gram LM (`lm`, `fluency train-lm`),
-the constituency parser (`parser`, `fluency train-parser`), SmolLM2's ONNX graph
-(`neural_export`, `fluency export-neural`) and its unigram table (`neural_unigrams`).
+given real errors (`negatives`), and an SVM or a ranking SVM fitted on their features (`svm`;
+the way in is `train`, `fluency train`); the glue test (`glue`) and the robustness sets
+(`robustness`) check it. The resources its features read are made here too: the n-gram LM (`lm`,
+`fluency train-lm`), the constituency parser (`parser`, `fluency train-parser`; its treebank and
+bracket scores `treebank`), SmolLM2's ONNX graph (`neural_export`, `fluency export-neural`) and
+its unigram table (`neural_unigrams`).
 """
 
 __all__ = [
@@ -17,5 +18,7 @@ __all__ = [
     "neural_unigrams",
     "parser",
     "robustness",
+    "svm",
     "train",
+    "treebank",
 ]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from training.heads import kinds
 from training.heads.figures import (
     HeadFile,
     Judgement,
@@ -44,6 +45,7 @@ from training.heads.figures import (
 
 __all__ = [
     "Fitted",
+    "LinearKind",
     "ScrambleCheck",
     "Selection",
     "beats",
@@ -90,29 +92,34 @@ def fit_head(files: Sequence[HeadFile], reading: str, inputs: Sequence[str]) -> 
     return Fitted(reading, tuple(inputs), coef, intercept, tuple(signs.tolist()))
 
 
-def _units(files: Sequence[HeadFile], by_genre: bool) -> list[list[HeadFile]]:
-    if not by_genre:
-        return [[f] for f in files]
-    order = list(dict.fromkeys(f.genre for f in files))
-    return [[f for f in files if f.genre == g] for g in order]
+class LinearKind:
+    """A kind of candidate (`training.heads.kinds`): `inputs` under `reading`, combined
+    linearly. One input is its sign on the fit files (`sign_`), more a non-negative ridge
+    (`head_`, `fit_head`)."""
+
+    def __init__(self, reading: str, inputs: Sequence[str]):
+        self.reading = reading
+        self.inputs = tuple(inputs)
+
+    def fit(self, files: Sequence[HeadFile]) -> LinearKind:
+        if len(self.inputs) == 1:  # one input: its sign on the training units is the whole fit
+            self.sign_, self.head_ = orient(files, self.reading, self.inputs[0]), None
+        else:
+            self.sign_, self.head_ = 1.0, fit_head(files, self.reading, self.inputs)
+        return self
+
+    def predict(self, file: HeadFile) -> np.ndarray:
+        if self.head_ is None:
+            return self.sign_ * file.columns[self.reading][self.inputs[0]]
+        return self.head_.predict(file)
 
 
 def held_out(
     files: Sequence[HeadFile], reading: str, inputs: Sequence[str], by_genre: bool
 ) -> dict[str, np.ndarray]:
     """{file: predictions of the head fitted without the file's unit (its dataset, or with
-    `by_genre` its genre)}."""
-    out = {}
-    for unit in _units(files, by_genre):
-        names = {f.name for f in unit}
-        train = [f for f in files if f.name not in names]
-        if len(inputs) == 1:  # one input: its sign on the training units is the whole fit
-            sign = orient(train, reading, inputs[0])
-            out.update({f.name: sign * f.columns[reading][inputs[0]] for f in unit})
-            continue
-        head = fit_head(train, reading, inputs)
-        out.update({f.name: head.predict(f) for f in unit})
-    return out
+    `by_genre` its genre)}: `LinearKind` held out (`training.heads.kinds.held_out`)."""
+    return kinds.held_out(LinearKind(reading, inputs), files, by_genre)
 
 
 def bootstrap_gain(

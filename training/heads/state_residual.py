@@ -19,13 +19,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from training.heads.figures import HeadFile, orient
+from training.heads.figures import HeadFile
 from training.heads.fitted import with_base
+from training.heads.kinds import held_out
 from training.heads.linear import Linear
 from training.heads.residual_ridge import ALPHAS, ResidualRidge, _fit, _predict, state_columns
-from training.heads.select import fit_head
+from training.heads.select import LinearKind
 
-__all__ = ["RESIDUAL", "base_head", "fit_residual", "held_out_residual"]
+__all__ = ["RESIDUAL", "ResidualKind", "base_head", "fit_residual", "held_out_residual"]
 
 RESIDUAL = "residual on the current head"
 
@@ -33,19 +34,30 @@ RESIDUAL = "residual on the current head"
 def base_head(files: Sequence[HeadFile], current: Linear) -> Linear:
     """`current`'s inputs refitted on `files`, as `training.heads.select.held_out` refits a
     head it judges: one input is its sign on them, more a non-negative ridge."""
-    if len(current.inputs) == 1:
-        sign = orient(files, current.reading, current.inputs[0])
-        return Linear(current.label, "head", current.reading, current.inputs, [sign], 0.0)
-    fitted = fit_head(files, current.reading, current.inputs)
-    return Linear(
-        current.label, "head", current.reading, current.inputs, fitted.coef, fitted.intercept
-    )
+    kind = LinearKind(current.reading, current.inputs).fit(files)
+    if kind.head_ is None:
+        return Linear(current.label, "head", current.reading, current.inputs, [kind.sign_], 0.0)
+    head = kind.head_
+    return Linear(current.label, "head", current.reading, current.inputs, head.coef, head.intercept)
 
 
-def _units(files: Sequence[HeadFile], by_genre: bool) -> list[set[str]]:
-    if not by_genre:
-        return [{f.name} for f in files]
-    return [{f.name for f in files if f.genre == g} for g in dict.fromkeys(f.genre for f in files)]
+class ResidualKind:
+    """A kind of candidate (`training.heads.kinds`): the `current` head refitted on the fit
+    files (`base_head`), on the ratings' scale, plus a ridge on the state `columns` fitted to
+    what it leaves, every alpha from one fit; predicts one column an alpha."""
+
+    def __init__(self, current: Linear, columns: Sequence[str], alphas: Sequence[float] = ALPHAS):
+        self.current, self.columns, self.alphas = current, tuple(columns), alphas
+
+    def fit(self, files: Sequence[HeadFile]) -> ResidualKind:
+        self.base_ = base_head(files, self.current)
+        reading = self.current.reading
+        self.fit_ = _fit(with_base(files, self.base_), reading, self.columns, self.alphas)
+        return self
+
+    def predict(self, file: HeadFile) -> np.ndarray:
+        based = with_base([file], self.base_)[0]
+        return _predict(self.fit_, based, self.current.reading, self.columns)
 
 
 def held_out_residual(
@@ -62,17 +74,12 @@ def held_out_residual(
     columns = state_columns(fit_files[0], current.reading)
     if not columns:
         raise ValueError(f"the files hold no state columns under {current.reading!r}")
-    out: dict[tuple, dict[str, np.ndarray]] = {(*at, RESIDUAL, float(a)): {} for a in alphas}
-    for unit in _units(judged, by_genre):
-        train = [f for f in fit_files if f.name not in unit]
-        base = base_head(train, current)
-        fit = _fit(with_base(train, base), current.reading, columns, alphas)
-        for f in judged:
-            if f.name in unit:
-                pred = _predict(fit, with_base([f], base)[0], current.reading, columns)
-                for k, a in enumerate(alphas):
-                    out[(*at, RESIDUAL, float(a))][f.name] = pred[:, k]
-    return out
+    kind = ResidualKind(current, columns, alphas)
+    found = held_out(kind, judged, by_genre, fit_files=fit_files)
+    return {
+        (*at, RESIDUAL, float(a)): {name: p[:, k] for name, p in found.items()}
+        for k, a in enumerate(alphas)
+    }
 
 
 def fit_residual(fit_files: Sequence[HeadFile], current: Linear, alpha: float) -> Linear:

@@ -36,6 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from training.heads.figures import HeadFile, Judgement, unit_weights
+from training.heads.kinds import held_out, units
 from training.heads.residual_ridge import ALPHAS
 from training.heads.state_report import criteria
 from training.heads.state_rows import StateFile
@@ -44,6 +45,7 @@ __all__ = [
     "ALPHAS",
     "VARIANTS",
     "StateHead",
+    "StateRidgeKind",
     "choose",
     "fit",
     "fit_all",
@@ -136,11 +138,38 @@ def _weights(files: Sequence[StateFile]) -> np.ndarray:
     return unit_weights(stand_ins)
 
 
-def _units(files: Sequence[StateFile], by_genre: bool) -> list[list[str]]:
-    if not by_genre:
-        return [[f.name] for f in files]
-    genres = list(dict.fromkeys(f.genre for f in files))
-    return [[f.name for f in files if f.genre == g] for g in genres]
+class StateRidgeKind:
+    """A kind of candidate (`training.heads.kinds`): a ridge on the states at `at` (layer index,
+    pooling index), every alpha and variant from one fit (`fit_all`); predicts one column a
+    setting of `keys`, on a file's judged outputs."""
+
+    def __init__(
+        self,
+        at: tuple[int, int],
+        layers: Sequence[int],
+        poolings: Sequence[str],
+        alphas: Sequence[float] = ALPHAS,
+        variants: Sequence[str] = VARIANTS,
+    ):
+        self.at, self.layers, self.poolings = at, layers, poolings
+        self.alphas, self.variants = alphas, variants
+
+    @property
+    def keys(self) -> list[tuple]:
+        """(layer, pooling, variant, alpha) of each column `predict` gives, as `fit_all` orders
+        its heads."""
+        layer, pooling = self.layers[self.at[0]], self.poolings[self.at[1]]
+        return [(layer, pooling, v, float(a)) for a in self.alphas for v in self.variants]
+
+    def fit(self, files: Sequence[StateFile]) -> StateRidgeKind:
+        at, layers, poolings = self.at, self.layers, self.poolings
+        self.heads_ = fit_all(files, at, self.alphas, layers, poolings, self.variants)
+        return self
+
+    def predict(self, file: StateFile) -> np.ndarray:
+        states = file.states[file.judged, self.at[0], self.at[1]]
+        lp = file.logprob[file.judged]
+        return np.column_stack([h.predict(states, lp) for h in self.heads_.values()])
 
 
 def held_out_predictions(
@@ -158,21 +187,14 @@ def held_out_predictions(
     out: dict[tuple, dict[str, np.ndarray]] = {}
     if grid is None:
         grid = [(a, p) for a in range(len(layers)) for p in range(len(poolings))]
-    units = _units(files, by_genre)
-    with tqdm(total=len(grid) * len(units), desc="held-out fits", unit=" fold") as bar:
+    n_units = len(units(files, by_genre))
+    with tqdm(total=len(grid) * n_units, desc="held-out fits", unit=" fold") as bar:
         for at in grid:
-            for unit in units:
-                train = [f for f in files if f.name not in unit]
-                heads = fit_all(train, at, alphas, layers, poolings, variants)
-                for (variant, alpha), head in heads.items():
-                    key = (layers[at[0]], poolings[at[1]], variant, alpha)
-                    for f in files:
-                        if f.name in unit:
-                            rows = f.judged
-                            out.setdefault(key, {})[f.name] = head.predict(
-                                f.states[rows, at[0], at[1]], f.logprob[rows]
-                            )
-                bar.update()
+            kind = StateRidgeKind(at, layers, poolings, alphas, variants)
+            found = held_out(kind, files, by_genre)
+            for k, key in enumerate(kind.keys):
+                out[key] = {name: np.ascontiguousarray(p[:, k]) for name, p in found.items()}
+            bar.update(n_units)
     return out
 
 

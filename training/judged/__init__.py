@@ -5,4 +5,7 @@ calibrate` fits on); `imports` turns published judgements (WMT's MQM, WebNLG 202
 the JSON-lines judgement files the benchmark reads (`fluency import-judgements`).
 """
 
-__all__ = ["imports", "table"]
+__all__ = [
+    "imports",
+    "table",
+]
