@@ -5,6 +5,7 @@ predictions are its own fit on the other units."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from training.heads.figures import HeadFile
 from training.heads.kinds import held_out, units
@@ -111,3 +112,19 @@ def test_a_residual_kind_refits_the_head_it_starts_from_on_the_fit_files():
     for (_, _, _, alpha), preds in found.items():
         k = (1.0, 1e9).index(alpha)
         assert all(np.array_equal(preds[n], mine[n][:, k]) for n in preds)
+
+
+def test_the_evidence_holds_out_whatever_kind_its_record_carries():
+    from training.heads.evidence import Evidence
+    from training.heads.figures import Judgement
+    from training.heads.ship_rule import Candidate
+
+    files = _head_files()
+    nothing = Judgement({}, 0.0, 0.0)
+    ev = Evidence(files, True, 10, 0, None, {}, None, {}, {}, minus=nothing, view=None)
+    learned = Candidate("whole", ("a learned head",), nothing, kind=_Recorder())
+    assert {n: p[0] for n, p in ev.preds(learned).items()} == {
+        n: p[0] for n, p in held_out(_Recorder(), files, True).items()
+    }
+    with pytest.raises(ValueError, match="without a kind"):
+        ev.preds(Candidate("whole", ("x2",), nothing))

@@ -16,7 +16,8 @@ import numpy as np
 
 from training.heads.figures import HeadFile, Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
-from training.heads.select import Selection, beats, held_out
+from training.heads.kinds import held_out
+from training.heads.select import LinearKind, Selection, beats
 from training.heads.ship_rule import Candidate, best_single
 from training.heads.systems import SystemView, system_view
 
@@ -45,10 +46,13 @@ class Evidence:
         return best_single(self.singles)
 
     def preds(self, c: Candidate) -> dict[str, np.ndarray]:
-        """{file: `c`'s held-out predictions}."""
+        """{file: `c`'s held-out predictions}, its kind held out as any kind is
+        (`training.heads.kinds.held_out`)."""
         key = (c.reading, c.inputs)
         if key not in self._preds:
-            self._preds[key] = held_out(self.files, c.reading, list(c.inputs), self.by_genre)
+            if c.kind is None:
+                raise ValueError(f"{c.label}: a candidate without a kind cannot be held out")
+            self._preds[key] = held_out(c.kind, self.files, self.by_genre)
         return self._preds[key]
 
     def interval(self, preds: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
@@ -85,13 +89,16 @@ def gather(
             (name,),
             j,
             robust=floor is None or checked.get(f"{name} ({reading})", 1.0) >= floor,
+            kind=LinearKind(reading, (name,)),
         )
         for reading, sel in by_reading.items()
         for name, j in sel.singles.items()
     }
     fitted = None
     if selection is not None:
-        fitted = Candidate(selection.reading, tuple(selection.inputs), selection.judgement)
+        inputs = tuple(selection.inputs)
+        kind = LinearKind(selection.reading, inputs)
+        fitted = Candidate(selection.reading, inputs, selection.judgement, kind=kind)
     minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, by_genre)
     view = system_view(files, by_genre, n_samples=n_samples, seed=seed)
     found = Evidence(

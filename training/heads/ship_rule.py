@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from training.heads.figures import Judgement
+from training.heads.kinds import Kind
 from training.heads.select import beats
 
 __all__ = ["Candidate", "Ruling", "Verdict", "best_single", "pick", "ships", "wins"]
@@ -34,13 +35,16 @@ __all__ = ["Candidate", "Ruling", "Verdict", "best_single", "pick", "ships", "wi
 class Candidate:
     """One head's held-out figures: per text (`judgement`: mean rho, mean per-input tau, and
     both per file), whether it scores real sentences above their shuffles, and the 95% interval
-    of its system-level accuracy less the best single input's (None: not gated per system)."""
+    of its system-level accuracy less the best single input's (None: not gated per system).
+    `kind` is what fits it (`training.heads.kinds`), for the evidence to hold it out again; the
+    rule never reads it."""
 
     reading: str
     inputs: tuple[str, ...]
     judgement: Judgement
     robust: bool = True
     system_gain: tuple[float, float] | None = None
+    kind: Kind | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
