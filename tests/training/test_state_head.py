@@ -1,6 +1,7 @@
 """The learned head on SmolLM2's states (training/state_head.py) on numbers made here: the
 ridge and its average with the summed log-probability are the arithmetic they claim, the alpha
-is the strongest within one standard error of the best, and the ship rule (`training.ship_rule.ships`) reads its table."""
+is the strongest within one standard error of the best, and the ship rule
+(`training.ship_rule.ships`) reads its table."""
 
 from __future__ import annotations
 
