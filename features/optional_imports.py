@@ -10,15 +10,15 @@ guard those imports with `try/except ImportError`, so while `hidden(...)` is act
 a hidden, not yet imported package raises ImportError, exactly as if it were not installed.
 Afterwards it imports normally again: benepar still gets PyTorch when a model needs it.
 
+The price: the library that was imported under `hidden` keeps thinking the package is absent
+(thinc's PyTorch wrappers, NLTK's scikit-learn classifier stay off in that process). Nothing
+in this project uses those.
+
 The core install scores and serves the default and fast tiers; what else a job imports comes
 with an extra of pyproject.toml (`EXTRAS`). `require` checks, without importing anything, that
 an extra's modules can be found, and raises ModelLoadError naming the extra to install when one
 cannot: `load_scorer` calls it for each component a bundle's features load
 (`COMPONENT_EXTRAS`), so a tier that cannot run is refused when it loads, not at its first text.
-
-The price: the library that was imported under `hidden` keeps thinking the package is absent
-(thinc's PyTorch wrappers, NLTK's scikit-learn classifier stay off in that process). Nothing
-in this project uses those.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from features.errors import ModelLoadError, ScorerError
+from features.errors import ModelLoadError
 
 __all__ = [
     "COMPONENT_EXTRAS",
@@ -116,13 +116,13 @@ def missing(extra: str) -> list[str]:
     return out
 
 
-def require(extra: str, needed_by: str, error: type[ScorerError] = ModelLoadError) -> None:
-    """Raise `error` naming the extra to install when a module of `extra` is missing;
+def require(extra: str, needed_by: str) -> None:
+    """A ModelLoadError naming the extra to install when a module of `extra` is missing;
     `needed_by` says who needs it ("fluency export-neural")."""
     gone = missing(extra)
     if gone:
         then = f"; {EXTRAS[extra].then}" if EXTRAS[extra].then else ""
-        raise error(
+        raise ModelLoadError(
             f"{needed_by} needs {EXTRAS[extra].what}, and {', '.join(gone)} "
             f"{'is' if len(gone) == 1 else 'are'} not installed: {install_command(extra)}{then}"
         )
