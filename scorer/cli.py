@@ -77,6 +77,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScorerError as exc:
         print(f"fluency: error: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:
+        # A library of an extra that a command imports without checking first.
+        from features.optional_imports import extra_for, install_command
+
+        extra = extra_for(exc.name)
+        if extra is None:
+            raise
+        print(
+            f"fluency: error: {args.command} needs {exc.name}, which is not installed: "
+            f"{install_command(extra)}",
+            file=sys.stderr,
+        )
+        return 2
     except BrokenPipeError:
         return 0
 

@@ -53,6 +53,9 @@ class Contributions:
     intercept: float  # score of a text at the training mean (every z_i = 0)
     features: list[Contribution]  # every feature, largest |contribution| first
     residual: float  # score - intercept - sum of contributions (0 for a linear model)
+    # A linear second stage's score in its parts (`calibrated`): its intercept, the GLEU score
+    # times its weight, each of `GROUPS` and the other inputs it reads; they add up to the score.
+    parts: dict[str, float] | None = None
 
     def top(self, n: int) -> tuple[list[Contribution], float]:
         """The `n` largest contributions and the sum of the others."""
@@ -124,12 +127,15 @@ def calibrated(
     for k, part in enumerate(gleu_parts):
         items = []
         intercept = c0 + c_gleu * part.intercept
+        gleu = part.intercept + sum(c.contribution for c in part.features) + part.residual
+        parts = {"intercept": c0, "GLEU score": c_gleu * gleu}
         for c in part.features:
             share = c_gleu * c.contribution
             if c.feature in weights:  # a feature the second stage also reads directly
                 w = weights[c.feature]
                 share += w * (read(c.feature, c.value) - c.typical)
                 intercept += w * c.typical
+                _add(parts, c.feature, w * read(c.feature, c.value))
             items.append(Contribution(c.feature, c.value, c.typical, share))
         seen = {c.feature for c in part.features}
         for name, w in weights.items():
@@ -138,10 +144,18 @@ def calibrated(
             source = readings if name.startswith("reading/") else None
             value = float(source[name][k]) if source is not None else float(rows[k][name])
             items.append(Contribution(name, value, 0.0, w * read(name, value)))
+            _add(parts, name, w * read(name, value))
         items = _grouped(items)
         items.sort(key=lambda c: -abs(c.contribution))
-        out.append(Contributions(part.method, part.exact, intercept, items, c_gleu * part.residual))
+        residual = c_gleu * part.residual
+        out.append(Contributions(part.method, part.exact, intercept, items, residual, parts))
     return out
+
+
+def _add(parts: dict[str, float], column: str, value: float) -> None:
+    """`value` into the part a head's direct input counts under: its group, or "other inputs"."""
+    label = group_of(column) or "other inputs"
+    parts[label] = parts.get(label, 0.0) + value
 
 
 # Columns a head reads by the hundred, each meaningless alone, named as one contribution: the

@@ -201,5 +201,7 @@ def as_dict(explanation: Explanation, *, top: int = 10) -> dict:
             ],
             "rest": rest,
             "residual": c.residual,
+            # A linear head's score in its parts, which add up to it (`calibrated`).
+            **({"parts": c.parts} if c.parts is not None else {}),
         },
     }

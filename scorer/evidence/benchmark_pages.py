@@ -35,6 +35,7 @@ PACKAGES = (
     "numpy",
     "scipy",
     "sacrebleu",
+    "camel-kenlm",
     "kenlm",
     "benepar",
 )

@@ -153,6 +153,13 @@ def explain_response() -> dict[str, Any]:
             "features": {"type": "array", "items": feature},
             "rest": number,
             "residual": number,
+            "parts": {
+                "type": "object",
+                "description": "a linear head's score in its parts, which add up to it: its "
+                "intercept, the GLEU score times its weight, SmolLM2's states (a learned "
+                "head) and its other inputs",
+                "additionalProperties": number,
+            },
         },
     }
     item = {

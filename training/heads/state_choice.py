@@ -36,12 +36,18 @@ LABELS = {
 }
 
 
-def scrambles_below(head: StateHead, pairs: tuple, at: tuple[int, int]) -> float:
-    """The share of real sentences the head scores above their shuffles (a tie one half):
-    `pairs` their (states, logprob sums) and the shuffles'."""
-    real_states, real_lp, shuffled_states, shuffled_lp = pairs
-    real = head.predict(real_states[:, at[0], at[1]], real_lp)
-    shuffled = head.predict(shuffled_states[:, at[0], at[1]], shuffled_lp)
+def scrambles_below(head: StateHead, check) -> float:
+    """The share of real sentences the head (on the states extractor's layer and pooling)
+    scores above their shuffles, a tie one half: `check` holds both as columns read whole
+    (`training.heads.files.scramble_check`, with the columns only a learned head reads)."""
+    from features.neural_lm import STATE_NAMES
+
+    def scores(cols):
+        whole = cols["whole"]
+        states = np.column_stack([whole[f"neural_states.v1/{n}"] for n in STATE_NAMES])
+        return head.predict(states, whole[LOGPROB])
+
+    real, shuffled = scores(check.real), scores(check.shuffled)
     return float(np.mean(real > shuffled) + 0.5 * np.mean(real == shuffled))
 
 
@@ -63,7 +69,7 @@ def evaluate(
     files: Sequence[StateFile],
     judged: Sequence[HeadFile],
     by_genre: bool,
-    layers: Sequence[int],
+    grid_axes: tuple[Sequence[int], Sequence[str]],
     current: tuple[str, Sequence],
     *,
     samples: int,
@@ -74,7 +80,8 @@ def evaluate(
     floor: float = 0.95,
 ) -> dict:
     """The learned head for `files` held out (one genre out with `by_genre`, else one dataset
-    out), chosen (`training.heads.state_ridge.choose`), judged against minus the length, the summed
+    out; `grid_axes`: the layers and poolings the files' states hold), chosen
+    (`training.heads.state_ridge.choose`), judged against minus the length, the summed
     log-probability, the GLEU score and the `current` head ((reading, inputs), refitted held out
     the same way), per text and per system, and the ship rule's decision
     (`training.heads.ship_rule.ships`). `residual`: (fit files, the head it starts from, (layer,
@@ -82,11 +89,11 @@ def evaluate(
     sentences the head of that setting scores above their shuffles. Returns {"chosen", "how",
     "ok", "entry" (the report's entry, its table headed by the head), "grid" (every setting's
     criterion)}."""
-    from features.neural_lm import POOLINGS
     from training.heads.systems import system_view
 
+    layers, poolings = grid_axes
     grid = None if at is None else [at]
-    preds = held_out_predictions(files, by_genre, layers, POOLINGS, grid=grid)
+    preds = held_out_predictions(files, by_genre, layers, poolings, grid=grid)
     variants = list(VARIANTS)
     if residual is not None:
         fit_files, base, where = residual

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from training.heads.figures import HeadFile
 
-__all__ = ["StateFile", "state_files", "text_states"]
+__all__ = ["StateFile", "state_files", "state_files_from_rows", "text_states"]
 
 _CHUNK = 16  # texts a worker task
 
@@ -133,5 +133,49 @@ def state_files(
                 logprob,
                 judged_rows,
             )
+        )
+    return out
+
+
+def state_files_from_rows(
+    fitted: Sequence[HeadFile],
+    judged: Sequence[HeadFile],
+    paths: Sequence[Path],
+    *,
+    fit_cut: tuple[int, int],
+    judged_cut: tuple[int, int],
+    seed: int,
+) -> list[StateFile]:
+    """Each file's `fitted` outputs (read with the columns only a learned head reads, cut to
+    `fit_cut` outputs and words) as a `StateFile` of the one layer and pooling the states
+    extractor gives (`neural_states.v1`, the whole text read at once) and the summed
+    log-probability: no pass of SmolLM2 beyond the rows'. The `judged` outputs (`judged_cut`,
+    the same seed) are located among them as `state_files` locates them."""
+    from features.neural_lm import STATE_NAMES
+    from scorer.evidence.benchmark_data import read_judged, sample_outputs
+    from scorer.evidence.genres import FLUENCY_FIELDS
+
+    by_name = {f.name: f for f in fitted}
+    shown_by = {f.name: f for f in judged}
+    columns = [f"neural_states.v1/{n}" for n in STATE_NAMES]
+    out = []
+    for path in paths:
+        data = read_judged(path, human_field=FLUENCY_FIELDS.get(path.stem, "score"))
+        words = [len(t.split()) for t in data.texts]
+        keep = sample_outputs(data.groups, fit_cut[0], seed, words, fit_cut[1])
+        shown = sample_outputs(data.groups, judged_cut[0], seed, words, judged_cut[1])
+        where = {int(i): k for k, i in enumerate(keep)}
+        if any(int(i) not in where for i in shown):
+            raise RuntimeError(f"{data.name}: the judged outputs are not among the fitted ones")
+        f = by_name[data.name]
+        if len(f.human) != len(keep):
+            raise RuntimeError(f"{data.name}: {len(f.human)} rows read, {len(keep)} cut")
+        whole = f.columns["whole"]
+        states = np.column_stack([whole[c] for c in columns])[:, None, None, :]
+        rows = np.array([where[int(i)] for i in shown])
+        if not np.array_equal(shown_by[data.name].human, f.human[rows]):
+            raise RuntimeError(f"{data.name}: the judged outputs differ from the head files'")
+        out.append(
+            StateFile(f.name, f.genre, f.human, states, whole["neural.v2/logprob_sum"], rows)
         )
     return out
