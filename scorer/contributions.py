@@ -159,7 +159,7 @@ def _add(parts: dict[str, float], column: str, value: float) -> None:
 
 
 # Columns a head reads by the hundred, each meaningless alone, named as one contribution: the
-# learned head's share (training/state_head.py), its value the share itself.
+# learned head's share (training/state_fit.py), its value the share itself.
 GROUPS = {"neural_states.v1/": "SmolLM2 states"}
 
 

@@ -12,7 +12,7 @@ to the rest, the residual. A strong ridge gives the head in hand back, so the fi
 toward it; starting from the shipped learned head, toward that head. Each dataset weighs the
 same (`heads_select.unit_weights`).
 
-The alpha (per 1,000 weighted rows, as `training.state_head` counts it) is chosen on the
+The alpha (per 1,000 weighted rows, as `training.state_fit` counts it) is chosen on the
 user's folds of whole inputs: the strongest whose held-out criterion (mean rho + per-input
 tau) is, paired fold by fold, within one standard error of the best alpha's. As a candidate
 it is judged in folds of whole inputs with the alpha chosen again inside each training part,
@@ -43,7 +43,7 @@ STATES = "SmolLM2's states"
 FEATURES = "the feature columns"
 KIND = "residual ridge"  # `Linear.kind` of the head these rounds write
 # Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit); the learned
-# heads of `training.state_head` try the same.
+# heads of `training.state_fit` try the same.
 ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
 
 

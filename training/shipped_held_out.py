@@ -65,8 +65,8 @@ def starting_head(heads: Mapping[str, Linear], genre: str) -> tuple[str, Linear]
 
 def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: str) -> Linear:
     """A learned head (`states`: its layer, pooling, variant and alpha) refitted on `files`:
-    the ridge `training.state_head.fit_all` fits, on the state columns it reads."""
-    from training.state_head import fit_all
+    the ridge `training.state_fit.fit_all` fits, on the state columns it reads."""
+    from training.state_fit import fit_all
     from training.state_residual import RESIDUAL, current_from, fit_residual
     from training.state_rows import StateFile
 

@@ -1,4 +1,4 @@
-"""The learned head on SmolLM2's states (training/state_head.py) on numbers made here: the
+"""The learned head on SmolLM2's states (training/state_fit.py) on numbers made here: the
 ridge and its average with the summed log-probability are the arithmetic they claim, the alpha
 is the strongest within one standard error of the best, and the ship rule
 (`training.ship_rule.ships`) reads its table."""
@@ -10,7 +10,7 @@ import pytest
 
 from training.heads_select import Judgement
 from training.ship_rule import ships
-from training.state_head import choose, fit, held_out_predictions
+from training.state_fit import choose, fit, held_out_predictions
 from training.state_rows import StateFile
 
 LAYERS, POOLINGS = (8, 16), ("mean", "last")
@@ -120,7 +120,7 @@ def test_a_fit_is_finite_on_constant_columns(variant):
 
 
 def test_one_fit_for_every_alpha_is_each_alpha_fitted_alone():
-    from training.state_head import fit_all
+    from training.state_fit import fit_all
 
     files = _files(n_files=3)
     together = fit_all(files, (1, 0), [10.0, 1000.0], LAYERS, POOLINGS)

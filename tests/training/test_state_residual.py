@@ -148,7 +148,7 @@ def test_a_residual_general_head_is_written_served_and_explained_in_its_two_part
     from scorer import load_scorer
     from scorer.explain import as_dict, explain_texts
     from training.head_files import text_columns
-    from training.state_choice import _residual_section
+    from training.state_head import _residual_section
     from training.state_report import write_heads
 
     pairs = [

@@ -1,0 +1,204 @@
+"""The neural tier's learned head fitted: a ridge on SmolLM2's states (`python -m
+training.state_head` chooses and ships it).
+
+Every other head reads a few of the GLEU stage's columns; this one reads what the language
+model knows of the text: the hidden state after one of SmolLM2-135M's layers, pooled over the
+text's tokens (`features.neural_lm.pooled_states`, from the same passes as its
+log-probabilities), 576 numbers a text, standardised, under a ridge fitted on people's ratings
+of the development files (z-scored within each file; genres weighing the same, datasets the same
+within a genre: `training.heads_select.unit_weights`). A variant averages the ridge's prediction,
+in z, with SmolLM2's summed log-probability of the text.
+
+Chosen held out as every head is (`training.heads`): the general head by leaving one whole
+genre out in turn. The layer, the pooling and the variant are the best held-out criterion
+(mean rho + mean per-input tau over genres); the ridge's alpha is then the strongest whose
+criterion is within one standard error (over files, paired) of the best alpha's: the best
+point over-fits the development files. It is fitted on far more outputs a file
+(`--train-outputs`) than it is judged on, and judged on the same outputs as the shipped heads
+(`--max-outputs`/`--max-words`, the same seed: the judged outputs are among the fitted ones
+of their file, which is never in the fit that judges it).
+
+The command (`training.state_head`) holds these variants out beside a third, the current
+head plus a ridge on the states fitted to what it leaves (`training.state_residual`), and ships
+the chosen one through the one ship rule (`training.ship_rule.ships`); a head on the states
+alone is written as an ordinary linear head over the GLEU score (weight 0), the 576 state
+columns (`neural_states.v1`) and the summed log-probability, read whole.
+
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from training.heads_select import HeadFile, Judgement, unit_weights
+from training.residual_ridge import ALPHAS
+from training.state_report import criteria
+from training.state_rows import StateFile
+
+__all__ = [
+    "ALPHAS",
+    "VARIANTS",
+    "StateHead",
+    "choose",
+    "fit",
+    "fit_all",
+    "held_out_predictions",
+]
+
+VARIANTS = ("states", "states + logprob")
+
+
+@dataclass(frozen=True)
+class StateHead:
+    """A fitted head: prediction = states @ coef + logprob * logprob_coef + intercept."""
+
+    layer: int
+    pooling: str
+    variant: str
+    alpha: float
+    coef: np.ndarray  # 576, on the states in their own units
+    logprob_coef: float
+    intercept: float
+
+    def predict(self, states: np.ndarray, logprob: np.ndarray) -> np.ndarray:
+        return states.astype(np.float64) @ self.coef + logprob * self.logprob_coef + self.intercept
+
+
+def fit(
+    files: Sequence[StateFile],
+    at: tuple[int, int],
+    variant: str,
+    alpha: float,
+    layers: Sequence[int],
+    poolings: Sequence[str],
+) -> StateHead:
+    """The head of one variant and alpha (`fit_all`)."""
+    return fit_all(files, at, [alpha], layers, poolings, variants=(variant,))[variant, alpha]
+
+
+def fit_all(
+    files: Sequence[StateFile],
+    at: tuple[int, int],
+    alphas: Sequence[float],
+    layers: Sequence[int],
+    poolings: Sequence[str],
+    variants: Sequence[str] = VARIANTS,
+) -> dict[tuple[str, float], StateHead]:
+    """{(variant, alpha): head} on the states at (layer index, pooling index) of `files`: a
+    ridge on the standardised states, alpha per 1,000 weighted rows, one fit for every alpha
+    (scikit-learn's `Ridge` with an alpha a target, the targets the same ratings: one Gram
+    matrix for all); "states + logprob" averages its prediction in z with the summed
+    log-probability's z (both z on the fit rows, weighted). Returned in the inputs' units."""
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.concatenate([f.states[:, at[0], at[1]] for f in files]).astype(np.float64)
+    y = np.concatenate([f.target for f in files])
+    lp = np.concatenate([f.logprob for f in files])
+    w = _weights(files)
+    scaler = StandardScaler().fit(X, sample_weight=w)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
+    ridge = Ridge(alpha=strengths).fit(
+        (X - scaler.mean_) / scale, np.tile(y[:, None], len(alphas)), sample_weight=w
+    )
+    lp_mean, lp_sd = _wstats(lp, w)
+    coefs, intercepts = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)  # 1 alpha: 1-d
+    out = {}
+    for k, alpha in enumerate(alphas):
+        coef = coefs[k] / scale
+        intercept = float(intercepts[k] - coef @ scaler.mean_)
+        for variant in variants:
+            c, b, lp_coef = coef, intercept, 0.0
+            if variant == "states + logprob":
+                r_mean, r_sd = _wstats(X @ coef + intercept, w)
+                c, lp_coef = 0.5 * coef / r_sd, 0.5 / lp_sd
+                b = 0.5 * (intercept - r_mean) / r_sd - 0.5 * lp_mean / lp_sd
+            out[variant, float(alpha)] = StateHead(
+                layers[at[0]], poolings[at[1]], variant, float(alpha), c, lp_coef, b
+            )
+    return out
+
+
+def _wstats(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    mean = float(np.average(x, weights=w))
+    sd = math.sqrt(float(np.average((x - mean) ** 2, weights=w)))
+    return mean, sd if sd > 0 else 1.0
+
+
+def _weights(files: Sequence[StateFile]) -> np.ndarray:
+    stand_ins = [HeadFile(f.name, f.genre, f.human, [], {}) for f in files]
+    return unit_weights(stand_ins)
+
+
+def _units(files: Sequence[StateFile], by_genre: bool) -> list[list[str]]:
+    if not by_genre:
+        return [[f.name] for f in files]
+    genres = list(dict.fromkeys(f.genre for f in files))
+    return [[f.name for f in files if f.genre == g] for g in genres]
+
+
+def held_out_predictions(
+    files: Sequence[StateFile],
+    by_genre: bool,
+    layers: Sequence[int],
+    poolings: Sequence[str],
+    alphas: Sequence[float] = ALPHAS,
+    variants: Sequence[str] = VARIANTS,
+    grid: Sequence[tuple[int, int]] | None = None,
+) -> dict[tuple, dict[str, np.ndarray]]:
+    """{(layer, pooling, variant, alpha): {file: predictions on its judged outputs by the head
+    fitted without its unit (genre, or dataset)}}, over `grid` ((layer, pooling) positions;
+    None: all)."""
+    out: dict[tuple, dict[str, np.ndarray]] = {}
+    if grid is None:
+        grid = [(a, p) for a in range(len(layers)) for p in range(len(poolings))]
+    units = _units(files, by_genre)
+    with tqdm(total=len(grid) * len(units), desc="held-out fits", unit=" fold") as bar:
+        for at in grid:
+            for unit in units:
+                train = [f for f in files if f.name not in unit]
+                heads = fit_all(train, at, alphas, layers, poolings, variants)
+                for (variant, alpha), head in heads.items():
+                    key = (layers[at[0]], poolings[at[1]], variant, alpha)
+                    for f in files:
+                        if f.name in unit:
+                            rows = f.judged
+                            out.setdefault(key, {})[f.name] = head.predict(
+                                f.states[rows, at[0], at[1]], f.logprob[rows]
+                            )
+                bar.update()
+    return out
+
+
+def choose(
+    judged: Mapping[tuple, Judgement], alphas: Sequence[float] = ALPHAS
+) -> tuple[tuple, dict]:
+    """The chosen (layer, pooling, variant, alpha) and how: the best held-out criterion picks
+    the layer, pooling and variant; among their alphas, the strongest whose per-file criteria
+    are, paired with the best alpha's, at most one standard error below on average."""
+    best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
+    top = criteria(judged[best])
+    within = []
+    for alpha in alphas:
+        key = (*best[:3], alpha)
+        if key not in judged:
+            continue
+        mine = criteria(judged[key])
+        diffs = np.array([mine[n] - top[n] for n in top])
+        se = float(diffs.std(ddof=1) / math.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
+        if diffs.mean() + se >= 0:
+            within.append(alpha)
+    chosen = (*best[:3], max(within))
+    how = {
+        "best": {"key": list(best), "criterion": round(judged[best].criterion, 4)},
+        "alphas_within_one_se": within,
+        "chosen": list(chosen),
+        "criterion": round(judged[chosen].criterion, 4),
+    }
+    return chosen, how
