@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m training.heads.learned " + shlex.join(
         list(argv) if argv is not None else sys.argv[1:]
     )
-    sections, entries, grids = {}, {}, {}
+    sections, entries, grids, judged_units = {}, {}, {}, {}
     for unit in units:
         by_genre = unit == "general"
         mine = files if by_genre else [f for f in files if f.genre == unit]
@@ -200,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         grids[unit] = result.pop("grid")
         entry, chosen = result["entry"], result["chosen"]
+        judged_units[unit] = entry
         print(f"\n## {unit}: {entry['decision']}")
         print("\n".join(table_lines(entry["table"], len(shown))))
         print()
@@ -228,7 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         entries[unit] = entry
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"shipped": entries, "grid": grids}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"shipped": entries, "judged": judged_units, "grid": grids}, indent=1)
+        )
     if args.write and sections:
         write_heads(scorer, sections, entries)
     return 0

@@ -135,8 +135,10 @@ def ships(
     figures = f"rho {head.rho:.3f}, tau {head.tau:.3f}"
     if current is not None:
         figures += f" against the current head's {current.rho:.3f}, {current.tau:.3f}"
-    if system_gap is not None and not failed:
+    if system_gap is not None:
         figures += f"; pair accuracy against it [{system_gap[0]:+.3f}, {system_gap[1]:+.3f}]"
+    if scrambles is not None:
+        figures += f"; {scrambles:.1%} of shuffles below their sentences"
     n = len(head.per_file)
     won = "; ".join(f"{wins(head, j)} of {n} vs {k}" for k, j in (evidence or {}).items())
     tail = f" (held out: {figures}" + (f"; per-file wins, as evidence: {won}" if won else "") + ")"
@@ -148,7 +150,7 @@ def ships(
     if system_gap is not None:
         passed += ", not worse per system"
     if scrambles is not None and floor is not None:
-        passed += f", {scrambles:.1%} of shuffles below their sentences"
+        passed += f", real sentences above their shuffles (at least {floor:.0%})"
     return Ruling(True, (), passed + tail)
 
 

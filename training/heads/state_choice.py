@@ -113,8 +113,13 @@ def evaluate(
         ),
         GLEU_WHOLE: held_out(judged, "whole", ["gleu"], by_genre),
     }
+    if residual is not None:  # the residual variant's own inputs beside the states: its base's
+        base = residual[1]
+        for c in base.inputs:
+            comparisons.setdefault(
+                f"{c} ({base.reading})", held_out(judged, base.reading, [c], by_genre)
+            )
     refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
-    best_input = max((LOGPROB_LABEL, GLEU_WHOLE), key=lambda k: refs[k].criterion)
     others = {
         MINUS_LENGTH: refs[MINUS_LENGTH],
         "logprob sum": refs[LOGPROB_LABEL],
@@ -123,6 +128,12 @@ def evaluate(
     best_of = {}
     for variant in variants:  # each variant at its own best layer, pooling and alpha
         best_of[variant], _ = choose({k: v for k, v in scores.items() if k[2] == variant})
+    # Its best single input: the summed log-probability for a ridge on the states (what
+    # SmolLM2 gives whole, from the same pass), the residual variant's base's own inputs alone.
+    own = [LOGPROB_LABEL]
+    if chosen[2] == RESIDUAL:
+        own = [f"{c} ({residual[1].reading})" for c in residual[1].inputs]
+    best_input = max(own, key=lambda k: np.nan_to_num(refs[k].criterion, nan=-9))
     gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
     share = scrambles(chosen) if scrambles is not None else None
     ruling = ships(
