@@ -135,7 +135,8 @@ def calibrated(
                 w = weights[c.feature]
                 share += w * (read(c.feature, c.value) - c.typical)
                 intercept += w * c.typical
-                _add(parts, c.feature, w * read(c.feature, c.value))
+                if w:
+                    _add(parts, c.feature, w * read(c.feature, c.value))
             items.append(Contribution(c.feature, c.value, c.typical, share))
         seen = {c.feature for c in part.features}
         for name, w in weights.items():
