@@ -20,6 +20,7 @@ from typing import Any
 
 from features import registry
 from features.errors import ModelLoadError
+from scorer.head_weights import join_weights
 
 __all__ = [
     "CARD_FILE",
@@ -95,6 +96,7 @@ def read_card(path: str | Path, models_dir: str | Path) -> tuple[Path, dict[str,
     if not isinstance(card, dict) or "model_sha256" not in card or "features" not in card:
         raise ModelLoadError(f"{card_path} lacks model_sha256/features; retrain or repair it")
     check_hash(model_path, card["model_sha256"])
+    card = join_weights(path, card)  # a learned head's weights, kept beside the card
     try:
         version = feature_set_version(card["features"])
     except Exception as exc:

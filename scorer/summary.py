@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
+from scorer.contributions import group_of
 from scorer.gleu_stage import stage_file
 
 __all__ = ["READ_AS", "SCALES", "summarize"]
@@ -57,7 +58,14 @@ def _head(section: Mapping[str, Any]) -> str:
     coef = (section.get("linear") or {}).get("coef")
     if coef is not None and len(coef) == len(inputs):
         inputs = [c for c, w in zip(inputs, coef, strict=True) if w]
-    names = ["the GLEU score" if c == GLEU_INPUT else c for c in inputs]
+    names, groups = [], {}
+    for c in inputs:  # a learned head's hundreds of state columns are one group
+        label = group_of(c)
+        if label is None:
+            names.append("the GLEU score" if c == GLEU_INPUT else c)
+        else:
+            groups[label] = groups.get(label, 0) + 1
+    names += [f"{n} columns of {label}" for label, n in groups.items()]
     reads = "the GLEU score alone" if inputs == [GLEU_INPUT] else _and(names) or "a constant"
     how = READ_AS.get(str(section.get("aggregate")), "read as the scorer's default")
     return f"{reads}, {how}"

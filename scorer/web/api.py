@@ -23,6 +23,7 @@ from features.parsing import load_nlp
 from scorer.bundles import genre_name
 from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
+from scorer.head_weights import lean_heads
 from scorer.heads_report import lean_card
 from scorer.limits import Limits
 from scorer.rerank import check_rerank, rank
@@ -174,7 +175,7 @@ def model():
     the bundle's heads_report.json (500 `report-unavailable` when that cannot be read)."""
     want = _flag("report")
     loaded = _holder().get()
-    out = {"serving": loaded.summary(), "card": lean_card(loaded.scorer.card)}
+    out = {"serving": loaded.summary(), "card": lean_card(lean_heads(loaded.scorer.card)[0])}
     if want:
         out["heads_report"] = loaded.scorer.heads_report()
     return out

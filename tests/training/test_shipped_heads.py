@@ -6,7 +6,6 @@ development files."""
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 
@@ -21,7 +20,10 @@ TIERS = ("default", "fast", "full", "neural")
 
 
 def _card(tier: str) -> dict:
-    return json.loads((MODELS_DIR / tier / "card.json").read_text())
+    """The card as a bundle loads it: a learned head's weights joined from beside it."""
+    from scorer.bundle import read_card
+
+    return read_card(tier, MODELS_DIR)[1]
 
 
 def _heads(card: dict) -> dict[str, dict]:
@@ -33,16 +35,20 @@ def _heads(card: dict) -> dict[str, dict]:
 def test_every_head_keeps_each_inputs_own_sign(tier):
     """A few inputs combined: each keeps the sign it has alone. A learned head's hundreds of
     state columns (training/heads/state_ridge.py) are one ridge, read as a whole: its card says
-    how."""
+    how; one added to a starting head keeps that head's signs (training/heads/state_residual.py)."""
     from scorer.contributions import group_of
 
     for name, head in _heads(_card(tier)).items():
         learned = any(group_of(c) for c in head["inputs"])
+        signs = head.get("alone") or {}
         if learned:
             assert {"layer", "pooling", "alpha"} <= set(head["states"]), (tier, name)
+            base = head["states"].get("base")
+            if base:
+                signs = dict(zip(base["inputs"], base["coef"], strict=True))
         for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
             if w != 0 and not group_of(c):
-                assert np.sign(w) == np.sign(head["alone"][c]), (tier, name, c, w)
+                assert np.sign(w) == np.sign(signs[c]), (tier, name, c, w)
 
 
 @pytest.mark.parametrize("tier", TIERS)

@@ -68,7 +68,8 @@ def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetit
     assert "neural_states.v1" in bundle.features and "neural.v2" in bundle.features
     scorer = bundle.for_genre("data-to-text")
     assert sum(c.startswith("neural_states.v1/") for c in scorer.calibration.inputs) == 576
-    assert not any(c.startswith("neural_states.v1/") for c in bundle.calibration.inputs)
+    # The general head learned on them too (0.15.0); the GLEU stage reads none (below).
+    assert sum(c.startswith("neural_states.v1/") for c in bundle.calibration.inputs) == 576
     repeated = REAL.replace("new homes", "new homes new homes")
     texts = [REAL, *shuffles(REAL, 3, seed=5), repeated]
     scores = scorer.score(texts)
