@@ -98,10 +98,13 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     card."""
     from scorer.bundle import CARD_FILE
     from scorer.calibration import CALIBRATION_FILE, GENERAL
+    from scorer.head_weights import is_lean, join_weights, write_weights
     from scorer.heads_report import read_heads_report, write_heads_report
     from scorer.summary import summarize
 
-    card = json.loads((folder / CARD_FILE).read_text())
+    card = join_weights(folder, json.loads((folder / CARD_FILE).read_text()))
+    whole = card.get("heads") or {}  # a section read from a lean card takes its weights here
+    sections = {k: whole[k] if is_lean(v) and k in whole else v for k, v in sections.items()}
     general = sections.get(GENERAL)  # a general head not chosen again is not kept
     if GENERAL in sections:
         (folder / CALIBRATION_FILE).unlink(missing_ok=True)
@@ -124,7 +127,8 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     card["heads"] = dict(sorted(card["heads"].items()))  # as the card is written and read
     write_heads_report(folder, card, full)
     card["summary"] = summarize(card)
-    (folder / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+    lean = write_weights(folder, card)
+    (folder / CARD_FILE).write_text(json.dumps(lean, indent=2, sort_keys=True) + "\n")
     write_readme(folder, card, full)
 
 
