@@ -42,6 +42,7 @@ __all__ = [
     "missing",
     "require",
     "require_components",
+    "require_features",
 ]
 
 
@@ -135,6 +136,13 @@ def require_components(components: Iterable[str], model: str) -> None:
         if component in COMPONENT_EXTRAS:
             extra, what = COMPONENT_EXTRAS[component]
             require(extra, f"model {model} reads {what} (the {extra} tier), which")
+
+
+def require_features(features: Iterable[str], model: str) -> None:
+    """`require_components` for what the extractors named `features` require."""
+    from features import registry
+
+    require_components([c for name in features for c in registry.get(name).requires], model)
 
 
 def extra_for(module: str | None) -> str | None:

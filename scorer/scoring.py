@@ -368,13 +368,10 @@ def load_scorer(
 
         return load_model(folder, models_dir)[0]
 
-    # A tier whose libraries come with an extra that is not installed is refused here, naming
-    # the extra, before its artefacts are looked for or its first text is scored.
-    from features import registry
-    from features.optional_imports import require_components
+    # A tier whose extra is not installed is refused here, naming it, before anything loads.
+    from features.optional_imports import require_features
 
-    requires = [c for name in card.get("features", []) for c in registry.get(name).requires]
-    require_components(requires, str(card.get("name") or Path(path).name))
+    require_features(card.get("features", []), str(card.get("name") or Path(path).name))
     paths = recorded_artefacts(path, card, models_dir)
     return FluencyScorer(
         linear if linear is not None else pipeline(),
