@@ -124,3 +124,14 @@ def test_the_rule_refuses_a_head_that_orders_systems_worse_or_reads_shuffles_as_
     r = ships(head, minus=minus, scrambles=0.9, floor=0.95)
     assert r.failed == ("scrambles",) and "90.0%" in r.why
     assert ships(head, minus=minus, scrambles=0.99, floor=0.95).ok
+
+
+def test_the_rule_refuses_a_head_that_scores_a_run_or_a_loop_above_its_sentence():
+    head, minus = _per(0.4, 0.4), _per(0.0, 0.0, tau=-0.1)
+    looped = {"run": 1.0, "loop": 0.98, "long run": 0.6, "long loop": 1.0}
+    r = ships(head, minus=minus, scrambles=1.0, floor=0.95, degenerate=looped)
+    assert not r.ok and r.failed == ("runs and loops",)
+    assert "above their long runs for only 60.0%" in r.why and "loops for" not in r.why
+    r = ships(head, minus=minus, scrambles=1.0, floor=0.95, degenerate={**looped, "long run": 1})
+    assert r.ok and "above their runs and loops (at least 95%)" in r.why
+    assert "98.0% of loops" in r.why

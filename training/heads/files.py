@@ -28,6 +28,7 @@ __all__ = [
     "READINGS",
     "add_rows_options",
     "chrf_column",
+    "degenerate_texts",
     "head_files",
     "read_head_files",
     "read_scrambles",
@@ -114,6 +115,7 @@ def read_scrambles(
         seed=args.seed,
         cache_dir=args.cache or None,
         n_jobs=args.jobs,
+        loops=getattr(args, "loops", 0),
     )
 
 
@@ -254,6 +256,38 @@ def scramble_pairs(corpus: str | Path, *, n: int = 200, seed: int = 12345):
     return real, shuffled
 
 
+def degenerate_texts(real: Sequence[str], *, chars: int = 2000) -> dict[str, list[str]]:
+    """What a generator stuck on a word or a phrase writes, one of each kind a real sentence,
+    inside one sentence (no full stop before the end): "run", its shortest word repeated to three
+    times its length; "loop", its first four words repeated to three times its length; "long run"
+    and "long loop", the same filling `chars` characters (the service's longest text). A learned
+    head is a weighted sum over mean states with no bound of its own, so how long a run is must
+    not lift its score above the sentence's (the scramble check shuffles, it never repeats)."""
+    out: dict[str, list[str]] = {"run": [], "loop": [], "long run": [], "long loop": []}
+    for sentence in real:
+        body, end = sentence[:-1].split(), sentence[-1]
+        shortest = min(body, key=len)
+        phrase = body[:4]
+
+        out["run"].append(_repeat([shortest], end, 3 * len(body), chars))
+        out["loop"].append(_repeat(phrase, end, 3 * len(body), chars))
+        out["long run"].append(_repeat([shortest], end, None, chars))
+        out["long loop"].append(_repeat(phrase, end, None, chars))
+    return out
+
+
+def _repeat(unit: list[str], end: str, words: int | None, chars: int) -> str:
+    """`unit`'s words over and over to `words` words (None: as many as fit in `chars`), then
+    `end`."""
+    made, size = [], len(end) - 1
+    while True:
+        word = unit[len(made) % len(unit)]
+        if len(made) == words or (words is None and size + len(word) + 1 > chars):
+            return " ".join(made) + end
+        made.append(word)
+        size += len(word) + 1
+
+
 def scramble_check(
     scorer,
     corpus: str | Path,
@@ -264,21 +298,29 @@ def scramble_check(
     seed: int = 12345,
     cache_dir: str | Path | None = None,
     n_jobs: int = 1,
+    loops: int = 0,
 ) -> ScrambleCheck:
     """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
-    test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns."""
+    test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns;
+    with `loops`, the first `loops` sentences' runs and loops too (`degenerate_texts`)."""
     real, shuffled = scramble_pairs(corpus, n=n, seed=seed)
+    from scorer.config import DEFAULTS
+
+    kinds = degenerate_texts(real[:loops], chars=DEFAULTS["MAX_CHARS"]) if loops else {}
+    texts = real + shuffled + [t for k in kinds.values() for t in k]
     # With the columns only the bundle's heads read: a learned head is checked as it scores.
-    cols = text_columns(
-        scorer, real + shuffled, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True
-    )
+    cols = text_columns(scorer, texts, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True)
     cols.pop("length")
+
+    def part(a: int, b: int) -> dict[str, dict[str, np.ndarray]]:
+        return {r: {k: v[a:b] for k, v in c.items()} for r, c in cols.items()}
+
     half = len(real)
-    split = [
-        {r: {k: v[a:b] for k, v in c.items()} for r, c in cols.items()}
-        for a, b in ((0, half), (half, 2 * half))
-    ]
-    return ScrambleCheck(split[0], split[1], floor)
+    at, degenerate = 2 * half, {}
+    for kind, made in kinds.items():
+        degenerate[kind] = part(at, at + len(made))
+        at += len(made)
+    return ScrambleCheck(part(0, half), part(half, 2 * half), floor, degenerate)
 
 
 def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict[str, float]]:

@@ -16,7 +16,9 @@ within one standard error of the best its alpha (`training.heads.state_ridge.cho
 then faces the one ship rule every chooser applies (`training.heads.ship_rule.ships`): above the
 current head's criterion, above minus the length and its best single input (the summed
 log-probability or the GLEU score, whole) on both means, per system not worse than the current
-head (the general head), and real sentences above their shuffles. Per-file wins against each of
+head (the general head), and real sentences above their shuffles and above their runs and loops
+(`--loops` of them, each run or looped to three times its length and to the service's longest
+text). Per-file wins against each of
 them are written beside the means, as evidence.
 
     python -m training.heads.learned --model neural --jobs 2 --write
@@ -31,14 +33,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from scorer.calibration import card_heads
 from scorer.errors import InputError
 from training.heads.figures import HeadFile
 from training.heads.files import READINGS
 from training.heads.linear import Linear
-from training.heads.state_choice import CURRENT, current_setting, evaluate, scrambles_below
+from training.heads.state_choice import CURRENT, below, current_setting, evaluate
 from training.heads.state_report import per_file_lines, section, table_lines, write_heads
 from training.heads.state_residual import (
     RESIDUAL,
@@ -88,7 +88,16 @@ def _options(argv: Sequence[str] | None) -> argparse.Namespace:
         default="../shared/corpora/reuters21578/test.txt",
         help="held-out real text whose shuffles a head must score lower ('' for none)",
     )
-    ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    ap.add_argument(
+        "--floor", type=float, default=0.95, help="share of shuffles, runs and loops scored lower"
+    )
+    ap.add_argument(
+        "--loops",
+        type=int,
+        default=50,
+        help="of the scramble check's sentences, how many are also run and looped, up to the "
+        "service's longest text (0: none)",
+    )
     ap.add_argument("--states-only", action="store_true", help="compute the states, then stop")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--write", action="store_true", help="ship the head when it passes")
@@ -179,10 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def share(key, make=make):
             if check is None or (key[0], key[1]) != (STATE_LAYER, STATE_POOLING):
                 return None  # a head on other states cannot ship (one extractor a bundle)
-            head = make(key)
-            if isinstance(head, Linear):
-                return _linear_share(head, check)
-            return scrambles_below(head, check)
+            return below(make(key), check)
 
         result = evaluate(
             mine,
@@ -235,11 +241,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write and sections:
         write_heads(scorer, sections, entries)
     return 0
-
-
-def _linear_share(head: Linear, check) -> float:
-    a, b = head.predict(check.real), head.predict(check.shuffled)
-    return float(np.mean(a > b) + 0.5 * np.mean(a == b))
 
 
 def _residual_base(section: Mapping) -> Linear | None:

@@ -164,6 +164,9 @@ class ScrambleCheck:
     real: dict[str, dict[str, np.ndarray]]
     shuffled: dict[str, dict[str, np.ndarray]]
     floor: float = 0.95
+    # {kind: columns} of runs and loops of the first real sentences, one a sentence, in order
+    # (`training.heads.files.degenerate_texts`): what a learned head is checked on too.
+    degenerate: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
 
     def accuracy(self, head: Fitted) -> float:
         def scores(cols):

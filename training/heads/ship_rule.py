@@ -12,7 +12,8 @@ them; nothing here fits or predicts), as scikit-learn's `refit=` takes a plain f
   rho + mean per-input tau) above the current head's where there is one; above minus the
   length and its best single input on both means (or it is that input); per system not worse
   than the current head (a paired 95% interval below zero); real sentences scored above their
-  shuffles. Per-file wins are evidence beside the means, written in every table, never a veto:
+  shuffles (and, for a learned head, above the same sentence run or looped to any length the
+  service takes). Per-file wins are evidence beside the means, written in every table, never a veto:
   a head better on both means that wins on fewer files is not overfitted for it.
 """
 
@@ -101,13 +102,15 @@ def ships(
     scrambles: float | None = None,
     floor: float | None = None,
     evidence: Mapping[str, Judgement] | None = None,
+    degenerate: Mapping[str, float] | None = None,
 ) -> Ruling:
     """The ship rule (module doc) on held-out figures: `head` against minus the length, its
     best single input ((label, judgement); None: the head is that input), the `current` head
     (None: nothing ships now), `system_gap` (95% interval of its system pair accuracy less the
     current head's; None: not gated per system) and `scrambles` (its share of real sentences
-    above their shuffles, against `floor`). `evidence`: {name: judgement} whose per-file wins
-    the sentence gives, beside the means."""
+    above their shuffles, against `floor`) and `degenerate` ({kind: its share of real sentences
+    above their runs or loops}, against `floor` too). `evidence`: {name: judgement} whose
+    per-file wins the sentence gives, beside the means."""
     failed, lost = [], []
     if current is not None and not (
         np.nan_to_num(head.criterion, nan=-9) > np.nan_to_num(current.criterion, nan=-9)
@@ -132,6 +135,13 @@ def ships(
     if scrambles is not None and floor is not None and scrambles < floor:
         failed.append("scrambles")
         lost.append(f"it scores real sentences above their shuffles for only {scrambles:.1%}")
+    looped = {k: v for k, v in (degenerate or {}).items() if floor is not None and v < floor}
+    if looped:
+        failed.append("runs and loops")
+        lost.append(
+            "it scores real sentences above their "
+            + ", ".join(f"{k}s for only {v:.1%}" for k, v in looped.items())
+        )
     figures = f"rho {head.rho:.3f}, tau {head.tau:.3f}"
     if current is not None:
         figures += f" against the current head's {current.rho:.3f}, {current.tau:.3f}"
@@ -139,6 +149,8 @@ def ships(
         figures += f"; pair accuracy against it [{system_gap[0]:+.3f}, {system_gap[1]:+.3f}]"
     if scrambles is not None:
         figures += f"; {scrambles:.1%} of shuffles below their sentences"
+    if degenerate:
+        figures += "; " + ", ".join(f"{v:.1%} of {k}s" for k, v in degenerate.items())
     n = len(head.per_file)
     won = "; ".join(f"{wins(head, j)} of {n} vs {k}" for k, j in (evidence or {}).items())
     tail = f" (held out: {figures}" + (f"; per-file wins, as evidence: {won}" if won else "") + ")"
@@ -151,6 +163,8 @@ def ships(
         passed += ", not worse per system"
     if scrambles is not None and floor is not None:
         passed += f", real sentences above their shuffles (at least {floor:.0%})"
+    if degenerate and floor is not None:
+        passed += f", and above their runs and loops (at least {floor:.0%})"
     return Ruling(True, (), passed + tail)
 
 

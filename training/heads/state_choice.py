@@ -14,6 +14,7 @@ import numpy as np
 
 from training.heads.figures import HeadFile, judge
 from training.heads.files import MINUS_LENGTH
+from training.heads.linear import Linear
 from training.heads.select import held_out
 from training.heads.ship_rule import ships, wins
 from training.heads.state_report import row
@@ -22,7 +23,7 @@ from training.heads.state_ridge import VARIANTS, StateHead, choose, held_out_pre
 from training.heads.state_rows import StateFile
 from training.heads.tier import baseline
 
-__all__ = ["CURRENT", "LABELS", "current_setting", "evaluate", "scrambles_below"]
+__all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate"]
 
 
 LOGPROB = "neural.v2/logprob_sum"
@@ -36,19 +37,29 @@ LABELS = {
 }
 
 
-def scrambles_below(head: StateHead, check) -> float:
-    """The share of real sentences the head (on the states extractor's layer and pooling)
-    scores above their shuffles, a tie one half: `check` holds both as columns read whole
-    (`training.heads.files.scramble_check`, with the columns only a learned head reads)."""
+def below(head: StateHead | Linear, check) -> dict[str, float]:
+    """{"shuffles": the share of real sentences `head` scores above their shuffles, and each kind
+    of run and loop the check holds: the share above theirs}, a tie one half. `check` holds
+    them as columns read whole (`training.heads.files.scramble_check`, with the columns only a
+    learned head reads); a ridge on the states reads the states extractor's layer and pooling."""
     from features.neural_lm import STATE_NAMES
 
     def scores(cols):
+        if isinstance(head, Linear):
+            return head.predict(cols)
         whole = cols["whole"]
         states = np.column_stack([whole[f"neural_states.v1/{n}"] for n in STATE_NAMES])
         return head.predict(states, whole[LOGPROB])
 
-    real, shuffled = scores(check.real), scores(check.shuffled)
-    return float(np.mean(real > shuffled) + 0.5 * np.mean(real == shuffled))
+    def share(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.mean(a > b) + 0.5 * np.mean(a == b))
+
+    real = scores(check.real)
+    out = {"shuffles": share(real, scores(check.shuffled))}
+    for kind, cols in check.degenerate.items():
+        made = scores(cols)
+        out[kind] = share(real[: len(made)], made)
+    return out
 
 
 def current_setting(section: Mapping) -> tuple[str, list]:
@@ -76,7 +87,7 @@ def evaluate(
     seed: int,
     at: tuple[int, int] | None = None,
     residual: tuple | None = None,
-    scrambles: Callable[[tuple], float | None] | None = None,
+    scrambles: Callable[[tuple], Mapping[str, float] | None] | None = None,
     floor: float = 0.95,
 ) -> dict:
     """The learned head for `files` held out (one genre out with `by_genre`, else one dataset
@@ -85,8 +96,9 @@ def evaluate(
     log-probability, the GLEU score and the `current` head ((reading, inputs), refitted held out
     the same way), per text and per system, and the ship rule's decision
     (`training.heads.ship_rule.ships`). `residual`: (fit files, the head it starts from, (layer,
-    pooling)) for the residual variant (None: not tried); `scrambles(key)`: the share of real
-    sentences the head of that setting scores above their shuffles. Returns {"chosen", "how",
+    pooling)) for the residual variant (None: not tried); `scrambles(key)`: the shares of real
+    sentences the head of that setting scores above their shuffles, runs and loops (`below`;
+    None: not checked). Returns {"chosen", "how",
     "ok", "entry" (the report's entry, its table headed by the head), "grid" (every setting's
     criterion)}."""
     from training.heads.systems import system_view
@@ -135,7 +147,8 @@ def evaluate(
         own = [f"{c} ({residual[1].reading})" for c in residual[1].inputs]
     best_input = max(own, key=lambda k: np.nan_to_num(refs[k].criterion, nan=-9))
     gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
-    share = scrambles(chosen) if scrambles is not None else None
+    shares = dict(scrambles(chosen) or {}) if scrambles is not None else {}
+    share = shares.pop("shuffles", None)
     ruling = ships(
         scores[chosen],
         minus=refs[MINUS_LENGTH],
@@ -144,6 +157,7 @@ def evaluate(
         system_gap=gap,
         scrambles=share,
         floor=floor,
+        degenerate=shares or None,
         evidence={"minus the length" if k == MINUS_LENGTH else k: j for k, j in refs.items()},
     )
     rows = []
@@ -180,5 +194,7 @@ def evaluate(
     }
     if share is not None:
         entry["scrambles"] = share
+    if shares:
+        entry["runs and loops"] = shares
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
