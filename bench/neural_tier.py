@@ -23,8 +23,8 @@
 2. The bundle end to end (`--against REV`): texts a second through `FluencyScorer.score` with
    each head of the installed `neural` bundle, beside the same bundle with its card (and heads'
    report) as revision REV of this repository shipped them, in the same run, one process, the
-   two alternated, each head on its own share of the texts (new to both bundles): what a change
-   of head costs a text.
+   two alternated chunk by chunk, each head on its own share of the texts (new to both
+   bundles): what a change of head costs a text, with a 95% bootstrap interval over the chunks.
 3. Cold start: in a fresh process, the seconds from nothing to a first score with the `neural`
    bundle (imports, spaCy, Link Grammar, KenLM, the graph), beside the default bundle, and
    beside the neural bundle loading the plain graph and optimising it as it loads (what the
@@ -43,6 +43,8 @@ import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+import numpy as np
 
 from bench._args import add_jobs, parser
 from bench._data import SHARED, sentences
@@ -144,7 +146,6 @@ def _v1(texts: list[str]) -> list[float]:
     """0.11.0's `neural.v1`: a text a pass, the memory cleared before it, logits read per step
     of 128 tokens, log-softmax in float64 (texts capped at 511 tokens here)."""
     import llama_cpp
-    import numpy as np
     from scipy.special import logsumexp
 
     llm = _STATE["llm"]
@@ -351,8 +352,10 @@ def _bundle_at(revision: str, tmp: Path) -> Path:
 
 
 def _heads(args, tmp: Path) -> None:
-    import time
-
+    """Each head's time a text now against `--against`'s, paired: its share of the texts in
+    chunks of four, each chunk scored by both bundles in turn (the first to go alternates), so
+    that a chunk's length and the machine's moment are the same for both; the ratio of the
+    summed times with a 95% bootstrap interval over the chunks."""
     from scorer import load_scorer
 
     texts = _sample(args.per_file, Path(args.dev))
@@ -361,24 +364,33 @@ def _heads(args, tmp: Path) -> None:
     then.score(texts[:2])
     now.score(texts[:2])
     genres = sorted(set(now.card["heads"]) & set(then.card["heads"]))
-    # A bundle keeps the rows of texts it has read: each head reads texts new to both bundles.
     share = [texts[k :: len(genres)] for k in range(len(genres))]
     print(f"\nend to end, {len(texts)} texts, each head its share, now and at {args.against}:")
-    print(
-        f"  {'head':14} {'texts':>5} {'now texts/s':>12} {'then texts/s':>12} "
-        f"{'now / then time':>16}"
-    )
-    for k, (genre, mine) in enumerate(zip(genres, share, strict=True)):
-        rates = {}
-        pair = [("now", now), ("then", then)]
-        for name, scorer in pair if k % 2 == 0 else pair[::-1]:  # each goes first in turn
-            start = time.perf_counter()
-            scorer.score(mine, genre=genre)
-            rates[name] = len(mine) / (time.perf_counter() - start)
-        print(
-            f"  {genre:14} {len(mine):5} {rates['now']:12.2f} {rates['then']:12.2f} "
-            f"{rates['then'] / rates['now']:16.3f}"
-        )
+    print(f"  {'head':14} {'texts':>5} {'now s':>8} {'then s':>8} {'now / then time [95%]':>24}")
+    rng = np.random.default_rng(0)
+    every = []
+    for genre, mine in zip(genres, share, strict=True):
+        times = []
+        for k, at in enumerate(range(0, len(mine), 4)):
+            chunk, took = mine[at : at + 4], {}
+            pair = [("now", now), ("then", then)]
+            for name, scorer in pair if k % 2 == 0 else pair[::-1]:
+                start = time.perf_counter()
+                scorer.score(chunk, genre=genre)
+                took[name] = time.perf_counter() - start
+            times.append((took["now"], took["then"]))
+        every += times
+        print(f"  {genre:14} {len(mine):5} " + _ratio(np.array(times), rng))
+    print(f"  {'all':14} {len(texts):5} " + _ratio(np.array(every), rng))
+
+
+def _ratio(times: np.ndarray, rng, draws: int = 2000) -> str:
+    """Summed seconds now and then, and now / then with a bootstrap interval over the rows."""
+    picks = rng.integers(0, len(times), (draws, len(times)))
+    ratios = times[picks, 0].sum(1) / times[picks, 1].sum(1)
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    now, then = times.sum(0)
+    return f"{now:8.2f} {then:8.2f} {now / then:10.3f} [{low:.3f}, {high:.3f}]"
 
 
 if __name__ == "__main__":
