@@ -21,7 +21,6 @@ from training.heads.state_residual import RESIDUAL, held_out_residual
 from training.heads.state_ridge import VARIANTS, StateHead, choose, held_out_predictions
 from training.heads.state_rows import StateFile
 from training.heads.tables import row
-from training.heads.tier import baseline
 
 __all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate"]
 
@@ -125,7 +124,7 @@ def evaluate(
     view = system_view(judged, by_genre, n_samples=samples, seed=seed)
     reading, inputs = current  # reading "states": a learned head, inputs its settings
     comparisons = {
-        MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
+        MINUS_LENGTH: {f.name: f.baselines[MINUS_LENGTH] for f in judged},
         LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
         CURRENT: (
             preds[tuple(inputs)]

@@ -12,7 +12,7 @@ from pathlib import Path
 from scorer.calibration import card_heads
 from training.heads.files import MINUS_LENGTH
 
-__all__ = ["per_file_lines", "section", "table_lines", "write_heads"]
+__all__ = ["add_states_family", "per_file_lines", "section", "table_lines", "write_heads"]
 
 LOGPROB = "neural.v2/logprob_sum"
 STATES = "neural_states.v1"
@@ -101,18 +101,26 @@ def section(
     }
 
 
+def add_states_family(folder: Path) -> dict:
+    """The card in `folder`, written back with the states family as the extractors its heads
+    read (`head_features`), as a learned head needs before it is written."""
+    path = Path(folder) / "card.json"
+    card = json.loads(path.read_text(encoding="utf-8"))
+    card["head_features"] = [STATES]
+    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return card
+
+
 def write_heads(scorer, sections: Mapping[str, dict], entries: Mapping[str, dict]) -> None:
     """The heads into their bundle (`training.heads.cards.write_card`: the card without tables,
     `heads_report.json` beside it, the README), replacing those of their genres, the states
-    family among the extractors its heads read; the other heads and their reports kept."""
+    family among the extractors its heads read (`add_states_family`); the other heads and their
+    reports kept."""
     from scorer.heads_report import read_heads_report
     from training.heads.cards import write_card
 
     folder = Path(scorer.folder)
-    path = folder / "card.json"
-    card = json.loads(path.read_text(encoding="utf-8"))
-    card["head_features"] = [STATES]
-    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    card = add_states_family(folder)
     write_card(
         folder,
         {**card_heads(card), **sections},

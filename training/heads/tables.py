@@ -233,3 +233,5 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
         print("\n".join(table_markdown(r["table"])), file=out)
         for f, why in (r.get("system_level_skipped") or {}).items():
             print(f"system level: {f} skipped, {why}", file=out)
+        for other in r.get("also_tried", ()):
+            print(f"also tried: {other['decision']}", file=out)
