@@ -23,7 +23,15 @@ out (one genre or one dataset out) and decides (`training.heads.evidence`, then
 `training.heads.ship_rule`, then `training.heads.tables`); cards and READMEs are written by
 `training.heads.cards`; judged files are read, and large ones cut, by `training.heads.files`.
 
+With `--learned` (the neural tier), the learned heads on SmolLM2's states are decided beside the
+linear candidates of each head (`training.heads.state_candidates`, with the options `python -m
+training.heads.learned` takes): chosen among themselves held out, then against the head the
+linear candidates give, through the same rule; one decision a head, the other kind's kept beside
+it in the report (`also_tried`). To judge on the cut the learned command judges on, give its
+defaults (`--max-outputs 300 --max-words 8000`; this command's are larger).
+
     python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
+    python -m training.heads --model neural --learned --max-outputs 300 --max-words 8000
 """
 
 from __future__ import annotations
