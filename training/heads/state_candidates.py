@@ -108,7 +108,8 @@ class LearnedCandidates:
     ) -> Decided | None:
         """The learned head of the unit `judged` holds (one genre out with `by_genre`, else one
         dataset out), decided against `head` ((reading, inputs) of the head it would replace;
-        None: the card's head for the unit). None: the unit's genre is not tried."""
+        None: the card's head for the unit). None: the unit's genre is not tried, or its files
+        have no states here (folds of one file)."""
         from features.neural_lm import STATE_LAYER, STATE_POOLING
 
         unit = "general" if by_genre else judged[0].genre
@@ -116,6 +117,8 @@ class LearnedCandidates:
             return None
         names = {f.name for f in judged}
         mine = [f for f in self.files if f.name in names]
+        if len(mine) < len(judged):  # folds of one file, or files read without their states
+            return None
         current_section = self.heads.get(unit) or self.heads["general"]
         base = _residual_base(current_section) if self.fit_files else None
         fitted_on = [f for f in self.fit_files if f.name in names]
