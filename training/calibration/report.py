@@ -1,6 +1,8 @@
 """What `fluency calibrate` says of its choice: the card's report (`card_report`: what the head
 started from, each round's leading candidates with their gain over the head in hand and its
-bound, why it switched or did not) and the same as text (`report`).
+bound, why it switched or did not) and the same as text (`report`), both read from each round's
+evidence (`training.calibration.switch.Evidence`: a record per candidate, as every head is
+chosen on).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def card_report(outcome: Outcome, files: Sequence[HeadFile], check: ScrambleChec
         "inputs": list(outcome.head.inputs),
         "held_out": held,
         "started_from": outcome.started_from,
-        "tried": {name: len(ev.labels) for name, ev in outcome.rounds},
+        "tried": {name: len(ev.candidates) for name, ev in outcome.rounds},
         "scrambles": None,
         "table": table,
     }
@@ -75,14 +77,15 @@ def report(outcome: Outcome, files: Sequence[HeadFile], out=None) -> None:
     print(f"  {outcome.start.weights()}", file=out)
     print(f"on {n} ratings of {n_inputs} {unit}", file=out)
     for name, ev in outcome.rounds:
-        print(f"\n### {name}: {len(ev.labels)} tried", file=out)
+        print(f"\n### {name}: {len(ev.candidates)} tried", file=out)
         print(f"criterion ({criterion}) of the head in hand: {ev.start:.3f}", file=out)
         print(f"| candidate | criterion | gain | {LEVEL:.0%} bound, all tried at once |", file=out)
         print("|---|---:|---:|---:|", file=out)
         for k in ev.ranked()[:6]:
+            c = ev.candidates[k]
             mark = " (taken)" if k == ev.chosen else ""
             print(
-                f"| {ev.labels[k]}{mark} | {ev.point[k]:.3f} | {_fmt(ev.gain[k])} | "
+                f"| {c.label}{mark} | {c.judgement.criterion:.3f} | {_fmt(ev.gain[k])} | "
                 f"{_fmt(ev.low[k])} |",
                 file=out,
             )

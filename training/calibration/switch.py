@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from training.heads.draws import criteria, point_means
+from training.heads.draws import criteria, judgements
 from training.heads.figures import HeadFile
+from training.heads.ship_rule import Candidate
 
 __all__ = ["LEVEL", "Evidence", "evidence", "switch_to"]
 
@@ -37,23 +38,38 @@ LEVEL = 0.95
 
 @dataclass(frozen=True)
 class Evidence:
-    """Each candidate's gain in the criterion over the starting head, and its bound."""
+    """A round's evidence: the head in hand and each candidate as the record every head is
+    chosen on (`training.heads.ship_rule.Candidate`: rho and per-input tau per file, and
+    their means, on the user's ratings), each candidate's gain in the criterion over the head
+    in hand, and the gain's simultaneous bound."""
 
-    labels: tuple[str, ...]
-    start: float  # the starting head's criterion
-    point: np.ndarray  # each candidate's criterion
-    rho: np.ndarray  # its mean rho
-    tau: np.ndarray  # its mean per-input tau (NaN: no input has two outputs rated apart)
-    gain: np.ndarray  # point - start
+    in_hand: Candidate
+    candidates: tuple[Candidate, ...]
+    gain: np.ndarray  # each candidate's criterion less the head in hand's
     low: np.ndarray  # simultaneous lower bound of the gain (`switch_to`)
-    chosen: int | None  # the candidate the rule takes, or None: the start stays
+    chosen: int | None  # the candidate the rule takes, or None: the head in hand stays
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(c.label for c in self.candidates)
+
+    @property
+    def start(self) -> float:
+        """The head in hand's criterion."""
+        return self.in_hand.judgement.criterion
+
+    @property
+    def point(self) -> np.ndarray:
+        """Each candidate's criterion (mean rho + mean per-input tau)."""
+        return np.array([c.judgement.criterion for c in self.candidates])
 
     def row(self, k: int) -> dict:
+        j = self.candidates[k].judgement
         return {
             "label": self.labels[k],
-            "criterion": round(float(self.point[k]), 4),
-            "rho": None if not np.isfinite(self.rho[k]) else round(float(self.rho[k]), 4),
-            "tau": None if not np.isfinite(self.tau[k]) else round(float(self.tau[k]), 4),
+            "criterion": round(float(j.criterion), 4),
+            "rho": None if not np.isfinite(j.rho) else round(float(j.rho), 4),
+            "tau": None if not np.isfinite(j.tau) else round(float(j.tau), 4),
             "gain": round(float(self.gain[k]), 4),
             "gain_low": None if not np.isfinite(self.low[k]) else round(float(self.low[k]), 4),
         }
@@ -103,10 +119,12 @@ def evidence(
 ) -> Evidence:
     """Every candidate's gain over `start` (both {file: values}) on the same draws of the
     user's inputs, and the rule's choice (`switch_to`)."""
-    labels = tuple(candidates)
     heads = [start, *candidates.values()]
     point, sampled = criteria(heads, files, n_samples=n_samples, seed=seed)
-    rho, tau = point_means(heads, files)
+    found = [
+        Candidate.named(k, j)
+        for k, j in zip(["head in hand", *candidates], judgements(heads, files), strict=True)
+    ]
     gain = point[1:] - point[0]
     chosen, low = switch_to(gain, sampled[:, 1:] - sampled[:, :1], level=level)
-    return Evidence(labels, float(point[0]), point[1:], rho[1:], tau[1:], gain, low, chosen)
+    return Evidence(found[0], tuple(found[1:]), gain, low, chosen)

@@ -12,10 +12,12 @@ the rule there), and the tables and cards written from the evidence (`tables`, `
 Candidates: a kind of head is a small class with `fit` and `predict`, held out by the one loop
 of `kinds` whatever it is: a few inputs combined linearly (`select.LinearKind`), a ridge on
 SmolLM2's states (`state_ridge.StateRidgeKind`), a starting head plus a ridge on what it leaves
-(`state_residual.ResidualKind`). Beside them: a head as a card holds it (`linear`), heads fitted
-on a user's ratings (`fitted`, `residual_ridge`), and the learned heads' files, choice and
-report (`state_rows`, `state_choice`, `state_report`; the command `python -m
-training.heads.learned`).
+(`state_residual.ResidualKind`). The learned ones come into `choose.choose` as its rivals
+(`state_candidates`: `python -m training.heads --learned`, or alone `python -m
+training.heads.learned`), chosen among themselves (`state_choice`) and facing the same rule,
+their rows written by the same writer (`tables.row`). Beside them: a head as a card holds it
+(`linear`), heads fitted on a user's ratings (`fitted`, `residual_ridge`), and the learned
+heads' files and report (`state_rows`, `state_report`).
 """
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "residual_ridge",
     "select",
     "ship_rule",
+    "state_candidates",
     "state_choice",
     "state_report",
     "state_residual",

@@ -3,18 +3,24 @@ the judged files as `training.heads.figures.HeadFile`s held out by a protocol (o
 folds of whole inputs, else one genre or one dataset out), the selection (`select_head`), then
 the evidence (`training.heads.evidence.gather`), the rule that picks (a parameter;
 `training.heads.ship_rule.pick`), the report and its tables (`training.heads.tables`); last, the
-head fitted on every file. `python -m training.heads` chooses each genre's head so, and `fluency
-benchmark --protocol lodo` (`training.heads.held_out`); `fluency calibrate` starts from a shipped
-head instead (`training.calibration.start`), and reads the folds from here."""
+head fitted on every file. Other kinds of candidate come in as `rivals`, chosen among themselves
+held out and facing the same rule against that head, their rows written by the same writer (the
+learned heads on SmolLM2's states: `training.heads.state_candidates`). `python -m training.heads`
+chooses each genre's head so (with `--learned`, the learned heads beside the linear ones), `python
+-m training.heads.learned` the learned heads alone, and `fluency benchmark --protocol lodo`
+(`training.heads.held_out`); `fluency calibrate` starts from a shipped head instead
+(`training.calibration.start`), and reads the folds from here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from features.errors import InputError
+from scorer.contributions import group_of
 from training.heads.evidence import gather
 from training.heads.figures import HeadFile
 from training.heads.files import READINGS
@@ -22,7 +28,7 @@ from training.heads.select import Fitted, ScrambleCheck, fit_head, select_head
 from training.heads.ship_rule import pick
 from training.heads.tables import decision_report
 
-__all__ = ["FOLDS", "Choice", "choose", "fold_rows", "hold_out", "input_folds", "subset"]
+__all__ = ["FOLDS", "Choice", "Rival", "choose", "fold_rows", "hold_out", "input_folds", "subset"]
 
 FOLDS = 5
 
@@ -65,15 +71,30 @@ def input_folds(file: HeadFile, k: int = FOLDS, *, seed: int = 0) -> list[HeadFi
     return [subset(file, r, f"{file.name}#{i + 1}") for i, r in enumerate(rows)]
 
 
+class Rival(Protocol):
+    """Candidates chosen among themselves held out (a learned head's settings: its layer,
+    pooling, variant and alpha), then facing the one ship rule against the head `choose`
+    decided on among the linear candidates. `decide` gives None where it has no candidate for
+    the unit, else a result with `ships`, `entry` (the report's entry, its table headed by the
+    head, as `training.heads.tables.row` writes every row) and `section` (the card's)."""
+
+    def decide(
+        self, files: Sequence[HeadFile], by_genre: bool, head: tuple[str, Sequence[str]] | None
+    ): ...
+
+
 @dataclass(frozen=True)
 class Choice:
     """What `choose` found: the decision (ship or not, and the held-out
     table), the head forward selection ended on before it, and the decided head fitted on every
-    file (None where no input passes the scramble check)."""
+    file (None where no input passes the scramble check); each rival's result (`rivals`, None
+    where it had no candidate), and the one that took the linear head's place (`won`)."""
 
     decision: dict
     selected: tuple[str, tuple[str, ...]] | None  # (reading, inputs)
     fitted: Fitted | None
+    rivals: tuple = ()
+    won: Any = None
 
     @property
     def ships(self) -> bool:
@@ -82,12 +103,14 @@ class Choice:
     @property
     def fell_back(self) -> bool:
         """The selection's head lost to a single input, which is the head instead."""
-        if self.selected is None or self.fitted is None:
+        if self.selected is None or self.fitted is None or self.won is not None:
             return False
         return (self.fitted.reading, self.fitted.inputs) != self.selected
 
     @property
     def label(self) -> str:
+        if self.won is not None:
+            return f"{' + '.join(self.decision['inputs'])} ({self.decision['reading']})"
         if self.fitted is None:
             return "none"
         return f"{' + '.join(self.fitted.inputs)} ({self.fitted.reading})"
@@ -122,25 +145,47 @@ def choose(
     progress=None,
     held: str | None = None,
     rule: Callable = pick,
+    rivals: Sequence[Rival] = (),
 ) -> Choice:
     """The head `rule` picks on `files` held out as `hold_out` holds them (the report says
     `held` where given, else the protocol), then fitted on every file: first the evidence, each
     candidate's held-out figures (`training.heads.evidence.gather`), then `rule` over them
     (`training.heads.ship_rule.pick`, or a function of the same arguments), then the report and its
-    tables (`training.heads.tables.decision_report`)."""
+    tables (`training.heads.tables.decision_report`). Then each of `rivals` decides against that
+    head where it ships (else against the head it would replace): the first whose head passes
+    the rule is the decision instead, the linear decision and the other rivals' entries kept
+    beside it (`also_tried`). No `readings`: the rivals alone."""
     units, protocol, by_genre = hold_out(files, folds=folds, by_genre=by_genre, seed=seed)
-    candidates = {r: list(units[0].columns[r]) for r in readings}
-    same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
+    decision, selected, fitted = {"ship": False, "decision": "no linear candidates"}, None, None
+    if readings:
+        same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
+        decision, selection = _linear(units, readings, check, max_inputs, progress, rule, same)
+        decision["held_out"] = held or protocol
+        if decision.get("inputs"):
+            fitted = fit_head(files, decision["reading"], decision["inputs"])
+        selected = None if selection is None else (selection.reading, tuple(selection.inputs))
+    head = (decision["reading"], tuple(decision["inputs"])) if decision["ship"] else None
+    found = tuple(rival.decide(units, by_genre, head) for rival in rivals)
+    won = next((r for r in found if r is not None and r.ships), None)
+    tried = [r.entry for r in found if r is not None and r is not won]
+    if won is not None:
+        tried = [decision, *tried] if readings else tried
+        decision = {"ship": True, **won.entry, "held_out": held or won.entry["held_out"]}
+    elif tried and not readings:
+        decision = {"ship": False, **tried.pop(0)}
+    if tried:
+        decision["also_tried"] = tried
+    return Choice(decision, selected, fitted, found, won)
+
+
+def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object]:
+    """The linear candidates' decision on `units` (forward selection, evidence, rule, report)
+    and the selection it started from."""
+    candidates = {r: [c for c in units[0].columns[r] if group_of(c) is None] for r in readings}
     selection, by_reading = select_head(
         units, readings, candidates, max_inputs=max_inputs, progress=progress, check=check, **same
     )
     floor = None if check is None else check.floor
     evidence = gather(units, selection, by_reading, floor=floor, **same)
     verdict = rule(evidence.fitted, evidence.singles, evidence.minus, floor=floor)
-    decision = decision_report(evidence, verdict)
-    decision["held_out"] = held or protocol
-    fitted = None
-    if decision.get("inputs"):
-        fitted = fit_head(files, decision["reading"], decision["inputs"])
-    selected = None if selection is None else (selection.reading, tuple(selection.inputs))
-    return Choice(decision, selected, fitted)
+    return decision_report(evidence, verdict), selection

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from training.heads.figures import HeadFile, group_taus, members
+from training.heads.figures import HeadFile, Judgement, group_taus, members
 
-__all__ = ["criteria", "point_means", "ranks", "rhos"]
+__all__ = ["criteria", "judgements", "point_means", "ranks", "rhos"]
 
 
 def ranks(X: np.ndarray) -> np.ndarray:
@@ -77,16 +77,42 @@ def _point(prepared) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return [rhos(P, f.human) for f, P, _, _ in prepared], [_tau_means(T) for _, _, T, _ in prepared]
 
 
-def point_means(
-    preds: Sequence[Mapping[str, np.ndarray]], files: Sequence[HeadFile]
-) -> tuple[np.ndarray, np.ndarray]:
-    """(mean rho, mean per-input tau) of each head over `files`, as `criteria` sums them."""
+def _prepared(preds: Sequence[Mapping[str, np.ndarray]], files: Sequence[HeadFile]) -> list:
+    """Per file: (file, its heads' values a column, their taus per input a column, None)."""
     prepared = []
     for f in files:
         P = np.column_stack([np.asarray(p[f.name], dtype=float) for p in preds])
         T = np.column_stack([group_taus(P[:, k], f) for k in range(P.shape[1])])
         prepared.append((f, P, T, None))
-    return _means(*_point(prepared))
+    return prepared
+
+
+def point_means(
+    preds: Sequence[Mapping[str, np.ndarray]], files: Sequence[HeadFile]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mean rho, mean per-input tau) of each head over `files`, as `criteria` sums them."""
+    return _means(*_point(_prepared(preds, files)))
+
+
+def judgements(
+    preds: Sequence[Mapping[str, np.ndarray]], files: Sequence[HeadFile]
+) -> list[Judgement]:
+    """Each head's figures over `files` (files weighing the same) as the record every head is
+    chosen on holds them (`training.heads.figures.Judgement`): per file rho and mean per-input
+    tau, and their means, whose criterion is `criteria`'s point to the bit."""
+    per_rho, per_tau = _point(_prepared(preds, files))
+    rho, tau = _means(per_rho, per_tau)
+    return [
+        Judgement(
+            {
+                f.name: (float(r[k]), float(t[k]))
+                for f, r, t in zip(files, per_rho, per_tau, strict=True)
+            },
+            float(rho[k]),
+            float(tau[k]),
+        )
+        for k in range(len(preds))
+    ]
 
 
 def criteria(
@@ -99,11 +125,7 @@ def criteria(
     """(criterion of each head, (n_samples, heads) criteria on draws of each file's inputs).
     `preds[k]`: {file name: head k's values over the file's outputs}."""
     rng = np.random.default_rng(seed)
-    prepared = []
-    for f in files:
-        P = np.column_stack([np.asarray(p[f.name], dtype=float) for p in preds])
-        T = np.column_stack([group_taus(P[:, k], f) for k in range(P.shape[1])])
-        prepared.append((f, P, T, members(f)))
+    prepared = [(f, P, T, members(f)) for f, P, T, _ in _prepared(preds, files)]
     point = _combine(*_point(prepared))
     samples = np.empty((n_samples, len(preds)))
     for b in range(n_samples):

@@ -18,6 +18,7 @@ __all__ = [
     "HeadFile",
     "Judgement",
     "alone_rho",
+    "criteria",
     "group_taus",
     "interval",
     "judge",
@@ -122,6 +123,11 @@ class Judgement:
     @property
     def criterion(self) -> float:
         return self.rho + (0.0 if math.isnan(self.tau) else self.tau)
+
+
+def criteria(j: Judgement) -> dict[str, float]:
+    """{file: rho + tau (tau 0 where undefined)} of a judgement."""
+    return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
 
 
 def _nanmean(values) -> float:

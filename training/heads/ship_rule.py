@@ -38,7 +38,8 @@ class Candidate:
     both per file), whether it scores real sentences above their shuffles, and the 95% interval
     of its system-level accuracy less the best single input's (None: not gated per system).
     `kind` is what fits it (`training.heads.kinds`), for the evidence to hold it out again; the
-    rule never reads it."""
+    rule never reads it. `name` labels a candidate known by name rather than by its inputs
+    (a head in hand, a fitted round of `fluency calibrate`)."""
 
     reading: str
     inputs: tuple[str, ...]
@@ -46,10 +47,16 @@ class Candidate:
     robust: bool = True
     system_gain: tuple[float, float] | None = None
     kind: Kind | None = field(default=None, compare=False, repr=False)
+    name: str = ""
+
+    @classmethod
+    def named(cls, name: str, judgement: Judgement) -> Candidate:
+        """A candidate known by `name`, its reading and inputs its own (a head in hand)."""
+        return cls("", (), judgement, name=name)
 
     @property
     def label(self) -> str:
-        return f"{', '.join(self.inputs)} ({self.reading})"
+        return self.name or f"{', '.join(self.inputs)} ({self.reading})"
 
 
 @dataclass(frozen=True)

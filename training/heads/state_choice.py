@@ -12,16 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from training.heads.figures import HeadFile, judge
+from training.heads.figures import HeadFile, Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
 from training.heads.linear import Linear
 from training.heads.select import held_out
 from training.heads.ship_rule import ships, wins
-from training.heads.state_report import row
 from training.heads.state_residual import RESIDUAL, held_out_residual
 from training.heads.state_ridge import VARIANTS, StateHead, choose, held_out_predictions
 from training.heads.state_rows import StateFile
-from training.heads.tier import baseline
+from training.heads.tables import row
 
 __all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate"]
 
@@ -76,6 +75,15 @@ def _inputs(section: Mapping) -> list[str]:
     return [c for c, w in zip(section["inputs"], section["linear"]["coef"], strict=True) if w]
 
 
+def _row(label, preds, files, by_genre, view, others: Mapping[str, Judgement], n_samples, seed):
+    """`preds`' row (`training.heads.tables.row`), with intervals, figures per system and its
+    per-file wins against each of `others`."""
+    j = judge(preds, files, by_genre)
+    ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
+    system = view.figures(preds).as_dict() if view else None
+    return row(label, j, ci, system=system, wins={k: wins(j, o) for k, o in others.items()})
+
+
 def evaluate(
     files: Sequence[StateFile],
     judged: Sequence[HeadFile],
@@ -116,7 +124,7 @@ def evaluate(
     view = system_view(judged, by_genre, n_samples=samples, seed=seed)
     reading, inputs = current  # reading "states": a learned head, inputs its settings
     comparisons = {
-        MINUS_LENGTH: baseline(judged, MINUS_LENGTH),
+        MINUS_LENGTH: {f.name: f.baselines[MINUS_LENGTH] for f in judged},
         LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
         CURRENT: (
             preds[tuple(inputs)]
@@ -163,7 +171,7 @@ def evaluate(
     rows = []
     for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
         label = "head" if key == chosen else f"{LABELS[variant]} (layer {key[0]}, {key[1]})"
-        mine, _ = row(label, preds[key], judged, by_genre, view, others, samples, seed)
+        mine = _row(label, preds[key], judged, by_genre, view, others, samples, seed)
         rows.append(mine)
         if key == chosen:  # what the README's table reads: the head against its inputs
             mine["wins"] |= {
@@ -175,7 +183,7 @@ def evaluate(
                     label = f"current head ({', '.join(map(str, inputs))}, {reading})"
                 if label == best_input:
                     label = f"best single input: {label}"
-                rows.append(row(label, p, judged, by_genre, view, others, samples, seed)[0])
+                rows.append(_row(label, p, judged, by_genre, view, others, samples, seed))
     layer, pooling, variant, alpha = chosen
     held = "one genre out, over every genre" if by_genre else "one dataset of the genre out"
     entry = {

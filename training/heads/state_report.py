@@ -1,54 +1,21 @@
-"""The learned head's tables and card (`training.heads.state_ridge`): each setting's held-out row
-per text, per system and per file with intervals and per-file wins, as Markdown, and the head as a
-card section written through the lean card's writer (`training.heads.cards.write_card`)."""
+"""The learned head's tables and card (`training.heads.state_ridge`): the rows of its table
+(`training.heads.tables.row`, as every head's) per text, per system and per file with intervals
+and per-file wins, as Markdown, and the head as a card section written through the lean card's
+writer (`training.heads.cards.write_card`)."""
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from scorer.calibration import card_heads
-from training.heads.figures import Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
 
-__all__ = ["criteria", "per_file_lines", "row", "section", "table_lines", "wins", "write_heads"]
+__all__ = ["add_states_family", "per_file_lines", "section", "table_lines", "write_heads"]
 
 LOGPROB = "neural.v2/logprob_sum"
 STATES = "neural_states.v1"
-
-
-def criteria(j: Judgement) -> dict[str, float]:
-    """{file: rho + tau (0 where undefined)} of a judgement."""
-    return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
-
-
-def wins(a: Judgement, b: Judgement) -> int:
-    """Files where a's rho + tau is above b's."""
-    ca, cb = criteria(a), criteria(b)
-    return sum(ca[n] > cb[n] for n in ca)
-
-
-def _r(x) -> float | None:
-    return None if x is None or not math.isfinite(float(x)) else round(float(x), 4)
-
-
-def row(label, preds, files, by_genre, view, others, n_samples, seed) -> dict:
-    j = judge(preds, files, by_genre)
-    ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
-    row = {
-        "label": label,
-        "rho": _r(j.rho),
-        "rho_95": [_r(x) for x in ci["rho"]],
-        "tau": _r(j.tau),
-        "tau_95": [_r(x) for x in ci["tau"]],
-        "per_file": {n: [_r(r), _r(t)] for n, (r, t) in j.per_file.items()},
-        "wins": {name: wins(j, other) for name, other in others.items()},
-    }
-    if view:
-        row["system"] = view.figures(preds).as_dict()
-    return row, j
 
 
 def table_lines(rows: Sequence[Mapping], n_files: int) -> list[str]:
@@ -134,18 +101,26 @@ def section(
     }
 
 
+def add_states_family(folder: Path) -> dict:
+    """The card in `folder`, written back with the states family as the extractors its heads
+    read (`head_features`), as a learned head needs before it is written."""
+    path = Path(folder) / "card.json"
+    card = json.loads(path.read_text(encoding="utf-8"))
+    card["head_features"] = [STATES]
+    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return card
+
+
 def write_heads(scorer, sections: Mapping[str, dict], entries: Mapping[str, dict]) -> None:
     """The heads into their bundle (`training.heads.cards.write_card`: the card without tables,
     `heads_report.json` beside it, the README), replacing those of their genres, the states
-    family among the extractors its heads read; the other heads and their reports kept."""
+    family among the extractors its heads read (`add_states_family`); the other heads and their
+    reports kept."""
     from scorer.heads_report import read_heads_report
     from training.heads.cards import write_card
 
     folder = Path(scorer.folder)
-    path = folder / "card.json"
-    card = json.loads(path.read_text(encoding="utf-8"))
-    card["head_features"] = [STATES]
-    path.write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    card = add_states_family(folder)
     write_card(
         folder,
         {**card_heads(card), **sections},

@@ -35,10 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from training.heads.figures import HeadFile, Judgement, unit_weights
+from training.heads.figures import HeadFile, Judgement, criteria, unit_weights
 from training.heads.kinds import held_out, units
 from training.heads.residual_ridge import ALPHAS
-from training.heads.state_report import criteria
 from training.heads.state_rows import StateFile
 
 __all__ = [

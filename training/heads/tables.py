@@ -17,7 +17,7 @@ from training.heads.files import CHRF, MINUS_LENGTH
 from training.heads.ship_rule import FITTED, Verdict, wins
 from training.heads.systems import system_view
 
-__all__ = ["decision_report", "print_report", "table_markdown"]
+__all__ = ["decision_report", "print_report", "row", "table_markdown"]
 
 
 def _fmt(v: float) -> str:
@@ -28,16 +28,35 @@ def _ci(pair) -> list[float | None]:
     return [None if math.isnan(x) else round(float(x), 4) for x in pair]
 
 
-def _row(label: str, j: Judgement, ci=None) -> dict:
-    row = {
+def row(
+    label: str,
+    j: Judgement,
+    ci: Mapping | None = None,
+    *,
+    scrambles: float | None = None,
+    system: Mapping | None = None,
+    wins: Mapping[str, int | None] | None = None,
+) -> dict:
+    """One row of a head's table, whatever kind of head it is: held-out mean rho and mean
+    per-input tau (tau None where no input has two outputs rated apart), their 95% intervals
+    where computed (`ci`: {"rho": (low, high), "tau": (low, high)}), rho and tau per file, and
+    where given the share of real sentences scored above their shuffles, the figures per system
+    (`training.heads.systems.SystemFigures.as_dict`) and the per-file wins against other rows."""
+    out = {
         "label": label,
         "rho": round(j.rho, 4),
         "tau": None if math.isnan(j.tau) else round(j.tau, 4),
     }
     if ci is not None:
-        row["rho_95"], row["tau_95"] = _ci(ci["rho"]), _ci(ci["tau"])
-    row["per_file"] = {k: [_r(r), _r(t)] for k, (r, t) in j.per_file.items()}
-    return row
+        out["rho_95"], out["tau_95"] = _ci(ci["rho"]), _ci(ci["tau"])
+    out["per_file"] = {k: [_r(r), _r(t)] for k, (r, t) in j.per_file.items()}
+    if scrambles is not None:
+        out["scrambles"] = scrambles
+    if system is not None:
+        out["system"] = dict(system)
+    if wins is not None:
+        out["wins"] = dict(wins)
+    return out
 
 
 def _r(x: float) -> float | None:
@@ -59,30 +78,26 @@ def decision_report(ev: Evidence, verdict: Verdict) -> dict:
     table = []
     if head is not None:
         preds = ev.preds(head)
-        row = _row("head", head.judgement, ev.interval(preds))
-        if ev.view:
-            row["system"] = ev.view.figures(preds).as_dict()
-        row["wins"] = {
+        won = {
             MINUS_LENGTH: wins(head.judgement, ev.minus),
             "best single input": None if verdict.is_best else wins(head.judgement, best.judgement),
             "files": len(ev.files),
         }
-        table.append(row)
+        table.append(
+            row("head", head.judgement, ev.interval(preds), system=_system(ev, preds), wins=won)
+        )
     table.append(_baseline_row(ev, MINUS_LENGTH, ev.minus))
     table += _chrf_rows(ev)
     preds = ev.preds(best)
-    row = _row(f"best single input: {best_label}", best.judgement, ev.interval(preds))
-    if ev.view:
-        row["system"] = ev.view.figures(preds).as_dict()
-    table.append(row)
+    label = f"best single input: {best_label}"
+    table.append(row(label, best.judgement, ev.interval(preds), system=_system(ev, preds)))
     for k in sorted(ev.singles, key=lambda k: -_criterion(ev.singles[k])):
-        row = _row(k, ev.singles[k].judgement)
-        if k in ev.scrambles:
-            row["scrambles"] = round(ev.scrambles[k], 4)
+        point = None
         if ev.view:
             point = ev.view.point(ev.preds(ev.singles[k])).as_dict()
-            row["system"] = {x: v for x, v in point.items() if x != "per_file"}
-        table.append(row)
+            point = {x: v for x, v in point.items() if x != "per_file"}
+        share = round(ev.scrambles[k], 4) if k in ev.scrambles else None
+        table.append(row(k, ev.singles[k].judgement, scrambles=share, system=point))
     skipped = dict(ev.view.skipped)
     if head is None:
         return {
@@ -123,12 +138,14 @@ def _criterion(c) -> float:
     return float(np.nan_to_num(c.judgement.criterion, nan=-9))
 
 
+def _system(ev: Evidence, preds: Mapping[str, np.ndarray]) -> dict | None:
+    """The figures per system of `preds`, with intervals (None: the files name too few)."""
+    return ev.view.figures(preds).as_dict() if ev.view else None
+
+
 def _baseline_row(ev: Evidence, label: str, j: Judgement) -> dict:
     preds = {f.name: f.baselines[label] for f in ev.files}
-    row = _row(label, j, ev.interval(preds))
-    if ev.view:
-        row["system"] = ev.view.figures(preds).as_dict()
-    return row
+    return row(label, j, ev.interval(preds), system=_system(ev, preds))
 
 
 def _chrf_rows(ev: Evidence) -> list[dict]:
@@ -141,11 +158,9 @@ def _chrf_rows(ev: Evidence) -> list[dict]:
         return []
     preds = {f.name: f.baselines[CHRF] for f in with_refs}
     j = judge(preds, with_refs, ev.by_genre)
-    row = _row(f"{CHRF}, {len(with_refs)} of {len(ev.files)} files", j)
     part = system_view(with_refs, ev.by_genre, n_samples=0, seed=ev.seed)
-    if part:
-        row["system"] = part.point(preds).as_dict()
-    return [row]
+    label = f"{CHRF}, {len(with_refs)} of {len(ev.files)} files"
+    return [row(label, j, system=part.point(preds).as_dict() if part else None)]
 
 
 def _lead_rows(table: Sequence[Mapping]) -> list[Mapping]:
@@ -218,3 +233,5 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
         print("\n".join(table_markdown(r["table"])), file=out)
         for f, why in (r.get("system_level_skipped") or {}).items():
             print(f"system level: {f} skipped, {why}", file=out)
+        for other in r.get("also_tried", ()):
+            print(f"also tried: {other['decision']}", file=out)

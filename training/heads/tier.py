@@ -23,7 +23,15 @@ out (one genre or one dataset out) and decides (`training.heads.evidence`, then
 `training.heads.ship_rule`, then `training.heads.tables`); cards and READMEs are written by
 `training.heads.cards`; judged files are read, and large ones cut, by `training.heads.files`.
 
+With `--learned` (the neural tier), the learned heads on SmolLM2's states are decided beside the
+linear candidates of each head (`training.heads.state_candidates`, with the options `python -m
+training.heads.learned` takes): chosen among themselves held out, then against the head the
+linear candidates give, through the same rule; one decision a head, the other kind's kept beside
+it in the report (`also_tried`). To judge on the cut the learned command judges on, give its
+defaults (`--max-outputs 300 --max-words 8000`; this command's are larger).
+
     python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
+    python -m training.heads --model neural --learned --max-outputs 300 --max-words 8000
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from training.heads.cards import (
     tier_table,
     write_card,
 )
-from training.heads.choose import choose
+from training.heads.choose import Rival, choose
 from training.heads.figures import HeadFile, alone_rho
 from training.heads.files import (
     READINGS,
@@ -52,14 +60,11 @@ from training.heads.files import (
     read_scrambles,
 )
 from training.heads.select import Fitted, ScrambleCheck
+from training.heads.state_candidates import add_learned_options, read_learned
+from training.heads.state_report import add_states_family
 from training.heads.tables import _r, print_report
 
-__all__ = ["baseline", "choose_genre_heads", "main", "section"]
-
-
-def baseline(files: Sequence[HeadFile], name: str) -> dict[str, np.ndarray]:
-    """{file: a plain baseline's values} (minus the length), judged as a head's predictions."""
-    return {f.name: f.baselines[name] for f in files}
+__all__ = ["choose_genre_heads", "main", "section"]
 
 
 def section(
@@ -109,9 +114,11 @@ def choose_genre_heads(
     seed: int = 12345,
     command: str = "",
     check: ScrambleCheck | None = None,
+    rivals: Sequence[Rival] = (),
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
-    tried): "general" (whole genres held out), then each genre of two or more datasets."""
+    tried): "general" (whole genres held out), then each genre of two or more datasets; the
+    `rivals` (the learned heads) decided beside the linear candidates of each."""
     by_genre: dict[str, list[HeadFile]] = {}
     for f in files:
         by_genre.setdefault(f.genre, []).append(f)
@@ -132,9 +139,13 @@ def choose_genre_heads(
         held = "one genre out, over every genre" if across else f"one dataset of {name} out"
         total = sum(len(fs[0].columns[r]) for r in readings)
         with tqdm(total=total, desc=f"head {name}: single inputs", unit=" input") as bar:
-            choice = choose(fs, readings, by_genre=across, held=held, progress=bar, **options)
+            choice = choose(
+                fs, readings, by_genre=across, held=held, progress=bar, rivals=rivals, **options
+            )
         report[name] = choice.decision
-        if choice.ships:
+        if choice.won is not None:
+            sections[name] = choice.won.section
+        elif choice.ships:
             sections[name] = section(
                 choice.fitted, fs, choice.decision, genre=name, held=held, command=command
             )
@@ -163,6 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--table", nargs="*", metavar="TIER", help="print the cards' genre x tier table"
     )
+    ap.add_argument(
+        "--learned",
+        action="store_true",
+        help="the learned heads on SmolLM2's states beside the linear candidates, one decision "
+        "a head (the neural tier; the options below as python -m training.heads.learned takes "
+        "them)",
+    )
+    add_learned_options(ap)
     args = ap.parse_args(argv)
     config = from_env()
     if args.table is not None:
@@ -171,11 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     (scorer,) = load_configured_all([args.model], config)
     readings = args.aggregate or list(READINGS)
-    files = read_head_files(scorer, args, readings)
-    check = read_scrambles(scorer, args, readings)
+    command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    learned = None
+    if args.learned:  # every reading read: a learned head and its residual's base read theirs
+        learned, files = read_learned(scorer, args, READINGS, command)
+    else:
+        args.loops = 0  # runs and loops are checked on learned heads alone
+        files = read_head_files(scorer, args, readings)
+    check = read_scrambles(scorer, args, READINGS if learned else readings)
     if args.rows_only:
         return 0
-    command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    if learned is not None:
+        learned.check = check
     sections, report = choose_genre_heads(
         files,
         readings,
@@ -184,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         command=command,
         check=check,
+        rivals=() if learned is None else (learned,),
     )
     print_report(report)
     if args.json:
@@ -192,5 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         from scorer.bundle import bundle_folder
 
-        write_card(bundle_folder(args.model, config["MODELS_DIR"]), sections, report)
+        folder = bundle_folder(args.model, config["MODELS_DIR"])
+        if any("states" in s for s in sections.values()):
+            add_states_family(folder)
+        write_card(folder, sections, report)
     return 0
