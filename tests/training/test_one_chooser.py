@@ -168,3 +168,41 @@ def test_calibrations_rounds_hold_the_record_every_head_is_chosen_on():
     assert ev.start == point[0] and list(ev.point) == list(point[1:])  # to the bit
     assert set(ev.candidates[0].judgement.per_file) == {f.name}
     assert ev.row(1)["criterion"] == pytest.approx(point[2], abs=1e-4)
+
+
+def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_head_no_bar():
+    """`evaluate` chooses among the settings whose head scores real sentences above their
+    shuffles, runs and loops; a learned current head that fails them is not kept for them."""
+    from training.heads.state_choice import evaluate
+
+    judged, states = _files()
+
+    def checks(key):  # every head above 1,000 scores runs above their sentences
+        return {"shuffles": 1.0, "runs": 0.5 if key[3] > 1000 else 1.0}
+
+    def run(current):
+        return evaluate(
+            states,
+            judged,
+            True,
+            (LAYERS, POOLINGS),
+            current,
+            samples=20,
+            seed=3,
+            scrambles=checks,
+            floor=0.95,
+        )
+
+    free = evaluate(
+        states, judged, True, (LAYERS, POOLINGS), ("whole", ["gleu", "x"]), samples=20, seed=3
+    )
+    assert free["chosen"][3] > 1000  # unchecked, the one-standard-error rule takes a strong one
+    found = run(("whole", ["gleu", "x"]))
+    assert found["chosen"][3] <= 1000 and "states, alpha 3000" in found["how"]["failed the checks"]
+    assert found["entry"]["runs and loops"]["runs"] == 1.0
+    weak = run(("states", [20, "mean", "states", 30000.0]))
+    assert (
+        "the current head fails the checks (100.0% of shuffles, 50.0% of runs): no bar"
+        in (weak["entry"]["decision"])
+    )
+    assert "not above the current head" not in weak["entry"]["decision"]

@@ -120,7 +120,12 @@ def evaluate(
         preds |= held_out_residual(fit_files, judged, by_genre, base, where)
         variants.append(RESIDUAL)
     scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
-    chosen, how = choose(scores)
+    # A setting that scores real sentences below their shuffles, runs or loops is no candidate.
+    failing = _failing(scores, scrambles, floor)
+    eligible = {k: v for k, v in scores.items() if k not in failing} or scores
+    chosen, how = choose(eligible)
+    if failing:
+        how["failed the checks"] = [f"{k[2]}, alpha {k[3]:g}" for k in failing]
     view = system_view(judged, by_genre, n_samples=samples, seed=seed)
     reading, inputs = current  # reading "states": a learned head, inputs its settings
     comparisons = {
@@ -147,7 +152,9 @@ def evaluate(
     }
     best_of = {}
     for variant in variants:  # each variant at its own best layer, pooling and alpha
-        best_of[variant], _ = choose({k: v for k, v in scores.items() if k[2] == variant})
+        mine = {k: v for k, v in eligible.items() if k[2] == variant}
+        if mine:
+            best_of[variant], _ = choose(mine)
     # Its best single input: the summed log-probability for a ridge on the states (what
     # SmolLM2 gives whole, from the same pass), the residual variant's base's own inputs alone.
     own = [LOGPROB_LABEL]
@@ -155,14 +162,16 @@ def evaluate(
         own = [f"{c} ({residual[1].reading})" for c in residual[1].inputs]
     best_input = max(own, key=lambda k: np.nan_to_num(refs[k].criterion, nan=-9))
     gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
-    shares = dict(scrambles(chosen) or {}) if scrambles is not None else {}
+    shares = dict(failing.get(chosen) or (scrambles(chosen) or {}) if scrambles else {})
     share = shares.pop("shuffles", None)
+    # A learned current head that fails the checks itself is no bar: it is not kept for them.
+    bar = not (reading == "states" and tuple(inputs) in failing)
     ruling = ships(
         scores[chosen],
         minus=refs[MINUS_LENGTH],
         best_input=(best_input, refs[best_input]),
-        current=refs[CURRENT],
-        system_gap=gap,
+        current=refs[CURRENT] if bar else None,
+        system_gap=gap if bar else None,
         scrambles=share,
         floor=floor,
         degenerate=shares or None,
@@ -200,9 +209,29 @@ def evaluate(
         "table": rows,
         "system_level_skipped": dict(view.skipped) if view else {},
     }
+    if not bar:
+        checks = ", ".join(f"{v:.1%} of {k}" for k, v in failing[tuple(inputs)].items())
+        entry["decision"] += f"; the current head fails the checks ({checks}): no bar"
     if share is not None:
         entry["scrambles"] = share
     if shares:
         entry["runs and loops"] = shares
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
+
+
+def _failing(
+    scores: Mapping[tuple, object],
+    scrambles: Callable[[tuple], Mapping[str, float] | None] | None,
+    floor: float,
+) -> dict[tuple, dict[str, float]]:
+    """{setting: its shares} of the settings whose head scores fewer than `floor` of real
+    sentences above their shuffles, runs or loops (settings not checked: none)."""
+    if scrambles is None:
+        return {}
+    out = {}
+    for key in scores:
+        shares = scrambles(key)
+        if shares and min(shares.values()) < floor:
+            out[key] = dict(shares)
+    return out
