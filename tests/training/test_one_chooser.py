@@ -178,7 +178,7 @@ def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_h
     judged, states = _files()
 
     def checks(key):  # every head above 1,000 scores runs above their sentences
-        return {"shuffles": 1.0, "runs": 0.5 if key[3] > 1000 else 1.0}
+        return {"shuffles": 1.0, "run": 0.5 if key[3] > 1000 else 1.0}
 
     def run(current):
         return evaluate(
@@ -199,7 +199,7 @@ def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_h
     assert free["chosen"][3] > 1000  # unchecked, the one-standard-error rule takes a strong one
     found = run(("whole", ["gleu", "x"]))
     assert found["chosen"][3] <= 1000 and "states, alpha 3000" in found["how"]["failed the checks"]
-    assert found["entry"]["runs and loops"]["runs"] == 1.0
+    assert found["entry"]["runs and loops"]["run"] == 1.0
     weak = run(("states", [20, "mean", "states", 30000.0]))
     assert (
         "the current head fails the checks (100.0% of shuffles, 50.0% of runs): no bar"

@@ -35,7 +35,8 @@ def _heads(card: dict) -> dict[str, dict]:
 def test_every_head_keeps_each_inputs_own_sign(tier):
     """A few inputs combined: each keeps the sign it has alone. A learned head's hundreds of
     state columns (training/heads/state_ridge.py) are one ridge, read as a whole: its card says
-    how; one added to a starting head keeps that head's signs (training/heads/state_residual.py)."""
+    how; one added to a starting head keeps that head's signs (training/heads/state_residual.py),
+    one averaged with SmolLM2's summed log-probability reads it as a fluent text's."""
     from scorer.contributions import group_of
 
     for name, head in _heads(_card(tier)).items():
@@ -46,6 +47,8 @@ def test_every_head_keeps_each_inputs_own_sign(tier):
             base = head["states"].get("base")
             if base:
                 signs = dict(zip(base["inputs"], base["coef"], strict=True))
+            if head["states"]["variant"] == "states + logprob":  # more likely, more fluent
+                signs = {"neural.v2/logprob_sum": 1.0}
         for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
             if w != 0 and not group_of(c):
                 assert np.sign(w) == np.sign(signs[c]), (tier, name, c, w)

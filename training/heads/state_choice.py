@@ -210,7 +210,10 @@ def evaluate(
         "system_level_skipped": dict(view.skipped) if view else {},
     }
     if not bar:
-        checks = ", ".join(f"{v:.1%} of {k}" for k, v in failing[tuple(inputs)].items())
+        checks = ", ".join(
+            f"{v:.1%} of {k if k == 'shuffles' else k + 's'}"
+            for k, v in failing[tuple(inputs)].items()
+        )
         entry["decision"] += f"; the current head fails the checks ({checks}): no bar"
     if share is not None:
         entry["scrambles"] = share
