@@ -42,7 +42,8 @@ from training.heads.state_candidates import (  # noqa: F401  (_residual_section:
     add_learned_options,
     read_learned,
 )
-from training.heads.state_report import per_file_lines, table_lines, write_heads
+from training.heads.state_report import write_heads
+from training.heads.tables import per_file_markdown, table_markdown
 
 __all__ = ["main"]
 
@@ -103,9 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         grids[unit] = found.grid
         judged_units[unit] = entry
         print(f"\n## {unit}: {entry['decision']}")
-        print("\n".join(table_lines(entry["table"], len(shown))))
+        print("\n".join(table_markdown(entry["table"], rows=len(entry["table"]))))
         print()
-        print("\n".join(per_file_lines(entry["table"])))
+        print("\n".join(per_file_markdown(entry["table"])))
         print(f"chosen {found.chosen}: {json.dumps(found.how)}")
         if found.problem:
             print(found.problem, file=sys.stderr)

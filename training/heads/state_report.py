@@ -1,7 +1,6 @@
-"""The learned head's tables and card (`training.heads.state_ridge`): the rows of its table
-(`training.heads.tables.row`, as every head's) per text, per system and per file with intervals
-and per-file wins, as Markdown, and the head as a card section written through the lean card's
-writer (`training.heads.cards.write_card`)."""
+"""The learned head's card (`training.heads.state_ridge`): the head as a card section written
+through the lean card's writer (`training.heads.cards.write_card`); its table is every head's
+(`training.heads.tables`)."""
 
 from __future__ import annotations
 
@@ -10,55 +9,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from scorer.calibration import card_heads
-from training.heads.files import MINUS_LENGTH
 
-__all__ = ["add_states_family", "per_file_lines", "section", "table_lines", "write_heads"]
+__all__ = ["add_states_family", "section", "write_heads"]
 
 LOGPROB = "neural.v2/logprob_sum"
 STATES = "neural_states.v1"
-
-
-def table_lines(rows: Sequence[Mapping], n_files: int) -> list[str]:
-    """The rows as markdown: per text rho / tau with intervals, per system pair accuracy with
-    its interval, per-file wins against each comparison."""
-    names = [MINUS_LENGTH, "logprob sum", "current head"]
-    out = [
-        "| reading | rho [95%] | tau [95%] | system pairs [95%] | "
-        + " | ".join(f"wins vs {n} (of {n_files})" for n in names)
-        + " |",
-        "|---|---|---|---|" + "---|" * len(names),
-    ]
-    for r in rows:
-        s = r.get("system") or {}
-        out.append(
-            f"| {r['label']} | {_cell(r['rho'], r['rho_95'])} | {_cell(r['tau'], r['tau_95'])} | "
-            f"{_cell(s.get('accuracy'), s.get('accuracy_95'))} | "
-            + " | ".join(str(r["wins"][n]) for n in names)
-            + " |"
-        )
-    return out
-
-
-def _cell(value, interval=None) -> str:
-    if value is None:
-        return "–"
-    if not interval or interval[0] is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
-
-
-def per_file_lines(rows: Sequence[Mapping]) -> list[str]:
-    """Per file rho / tau of every row, one file a line."""
-    files = list(rows[0]["per_file"])
-    out = ["| file | " + " | ".join(r["label"] for r in rows) + " |"]
-    out.append("|---|" + "---|" * len(rows))
-    for name in files:
-        cells = []
-        for r in rows:
-            rho, tau = r["per_file"][name]
-            cells.append(_cell(rho) + ("" if tau is None else f" / {tau:.3f}"))
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
-    return out
 
 
 def section(

@@ -17,7 +17,7 @@ from training.heads.files import CHRF, MINUS_LENGTH
 from training.heads.ship_rule import FITTED, Verdict, wins
 from training.heads.systems import system_view
 
-__all__ = ["decision_report", "print_report", "row", "table_markdown"]
+__all__ = ["decision_report", "per_file_markdown", "print_report", "row", "table_markdown"]
 
 
 def _fmt(v: float) -> str:
@@ -210,11 +210,27 @@ def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[st
             if w["best single input"] is None
             else f"and its best single input on {w['best single input']}"
         )
+        current = w.get("current head")
+        versus_current = "" if current is None else f", and the current head on {current}"
         out += [
             "",
             f"Per file (rho + per-input tau), the head beats minus the length on "
-            f"{w[MINUS_LENGTH]} of {w['files']} held-out files {versus_best}.",
+            f"{w[MINUS_LENGTH]} of {w['files']} held-out files {versus_best}{versus_current}.",
         ]
+    return out
+
+
+def per_file_markdown(table: Sequence[Mapping]) -> list[str]:
+    """Every row's held-out rho / per-input tau on each file, one file a line."""
+    files = list(table[0]["per_file"])
+    out = ["| file | " + " | ".join(r["label"] for r in table) + " |"]
+    out.append("|---|" + "---|" * len(table))
+    for name in files:
+        cells = []
+        for r in table:
+            rho, tau = r["per_file"][name]
+            cells.append(_fmt(rho) + ("" if tau is None else f" / {_fmt(tau)}"))
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out
 
 
