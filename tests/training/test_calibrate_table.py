@@ -291,6 +291,47 @@ def test_a_head_fitted_on_a_file_is_refitted_without_it():
     assert starting_head(heads, "poetry") is None  # no general head either
 
 
+def test_a_learned_head_averaged_with_the_log_probability_is_refitted_without_a_file():
+    """A ridge on the states averaged in z with SmolLM2's summed log-probability (the neural
+    data-to-text head) held out is the same ridge fitted on the other files, its
+    log-probability weight read from the same column."""
+    from training.calibration.shipped_held_out import held_out_heads
+    from training.heads.state_ridge import fit
+    from training.heads.state_rows import StateFile
+
+    rng = np.random.default_rng(4)
+    names = [f"neural_states.v1/h{i:03d}" for i in range(8)]
+    lp_name = "neural.v2/logprob_sum"
+    direction = rng.normal(size=8)
+    files = []
+    for k in range(3):
+        X = rng.normal(size=(60, 8))
+        lp = -20 + X @ direction + rng.normal(size=60)
+        human = X @ direction + 0.5 * rng.normal(size=60)
+        cols = {"gleu": rng.normal(size=60), lp_name: lp} | {
+            n: X[:, i] for i, n in enumerate(names)
+        }
+        files.append(
+            HeadFile(f"d{k + 1}", "g", human, [f"i{i}" for i in range(60)], {"whole": cols})
+        )
+    states = {"layer": 20, "pooling": "mean", "alpha": 1000.0, "variant": "states + logprob"}
+    shipped = Linear("x", "head", "whole", (*names, lp_name), np.ones(9), 0.0)
+    sec = shipped.section("mine", files={f.name: 60 for f in files}, states=states)
+    heads = held_out_heads({"heads": {"mine": sec}}, files, "d1")
+
+    def state_file(f):
+        c = f.columns["whole"]
+        X = np.column_stack([c[n] for n in names])[:, None, None, :]
+        return StateFile(f.name, f.genre, f.human, X, c[lp_name], np.arange(len(f.human)))
+
+    ridge = fit([state_file(f) for f in files[1:]], (0, 0), "states + logprob", 1000.0, [20],
+                ["mean"])  # fmt: skip
+    seen = state_file(files[0])
+    expected = ridge.predict(seen.states[:, 0, 0, :], seen.logprob)
+    assert heads["mine"].predict(files[0].columns) == pytest.approx(expected, abs=1e-9)
+    assert heads["mine"].inputs[-1] == lp_name and heads["mine"].coef[-1] > 0
+
+
 # -- the whole command, with the real default model ---------------------------------------------
 
 

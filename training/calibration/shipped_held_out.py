@@ -66,7 +66,9 @@ def starting_head(heads: Mapping[str, Linear], genre: str) -> tuple[str, Linear]
 
 def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: str) -> Linear:
     """A learned head (`states`: its layer, pooling, variant and alpha) refitted on `files`:
-    the ridge `training.heads.state_ridge.fit_all` fits, on the state columns it reads."""
+    the ridge `training.heads.state_ridge.fit_all` fits, on the state columns it reads (and,
+    averaged with it, SmolLM2's summed log-probability)."""
+    from training.heads.state_report import LOGPROB
     from training.heads.state_residual import RESIDUAL, current_from, fit_residual
     from training.heads.state_ridge import fit_all
     from training.heads.state_rows import StateFile
@@ -75,17 +77,24 @@ def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: st
         refitted = fit_residual(files, current_from({"states": states}), float(states["alpha"]))
         return Linear(label, "head", refitted.reading, refitted.inputs, refitted.coef,
                       refitted.intercept, refitted.low, refitted.high)  # fmt: skip
-    if states.get("variant", "states") != "states":
-        raise ValueError(f"{head.label}: only a ridge on the states alone can be refitted here")
+    variant = states.get("variant", "states")
+    if variant not in ("states", "states + logprob"):
+        raise ValueError(f"{head.label}: a {variant!r} head cannot be refitted here")
     inputs = tuple(c for c in head.inputs if group_of(c) is not None)
+    averaged = variant == "states + logprob"  # with SmolLM2's summed log-probability, in z
     stand_ins = []
     for f in files:
-        X = np.column_stack([f.columns[head.reading][c] for c in inputs])
+        cols = f.columns[head.reading]
+        X = np.column_stack([cols[c] for c in inputs])
         n = len(f.human)
-        stand_ins.append(StateFile(f.name, f.genre, f.human, X[:, None, None, :], np.zeros(n),
+        logprob = np.asarray(cols[LOGPROB], dtype=float) if averaged else np.zeros(n)
+        stand_ins.append(StateFile(f.name, f.genre, f.human, X[:, None, None, :], logprob,
                                    np.arange(n)))  # fmt: skip
     alpha = float(states["alpha"])
     layer, pooling = states["layer"], states["pooling"]
-    fitted = fit_all(stand_ins, (0, 0), [alpha], [layer], [pooling], variants=("states",))
-    ridge = fitted["states", alpha]
+    fitted = fit_all(stand_ins, (0, 0), [alpha], [layer], [pooling], variants=(variant,))
+    ridge = fitted[variant, alpha]
+    if averaged:
+        coef = np.append(ridge.coef, ridge.logprob_coef)
+        return Linear(label, "head", head.reading, (*inputs, LOGPROB), coef, ridge.intercept)
     return Linear(label, "head", head.reading, inputs, ridge.coef, ridge.intercept)
