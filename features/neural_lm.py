@@ -61,14 +61,14 @@ from features.sentence import Sentence
 __all__ = [
     "CONTEXT",
     "NeuralLM",
-    "TokenEvent",
     "export_folder",
     "load_neural",
-    "neural_events",
     "neural_features",
     "neural_state_features",
     "pooled_states",
     "score_tokens",
+    "scored_passes",
+    "text_summary",
     "token_logprobs",
 ]
 
@@ -107,7 +107,7 @@ class NeuralLM:
     threads: int
     device: str
     layers: tuple[int, ...] = ()  # the layers whose hidden states the graph returns
-    # The last batch's passes, by thread: the extractors of one batch read them (`_scored`).
+    # The last batch's passes, by thread: the extractors of one batch read them (`scored_passes`).
     recent: Any = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
@@ -245,7 +245,7 @@ def load_neural(resources) -> NeuralLM:
     )
 
 
-def _scored(lm: NeuralLM, token_lists: Sequence[list[int]]):
+def scored_passes(lm: NeuralLM, token_lists: Sequence[list[int]]):
     """`_passes` of the token lists, read from this thread's last batch when it held every one
     of them: the extractors of one batch (`neural.v2`, `neural_states.v1`) share its passes.
     Only the last batch is kept, so memory stays that of one batch."""
@@ -350,7 +350,7 @@ def pooled_states(lm: NeuralLM, texts: Sequence[str]):
     if not lm.layers:
         raise ModelLoadError(f"the ONNX graph returns no hidden states: {REEXPORT}")
     tokens = [lm.tokenize(t) for t in texts]
-    found = _scored(lm, tokens)
+    found = scored_passes(lm, tokens)
     empty = np.zeros((len(lm.layers), len(POOLINGS), HIDDEN), np.float32)
     states = np.stack([empty if s is None else s for _, s in found]) if found else empty[None][:0]
     sums = np.array([float(lp.sum()) for lp, _ in found])
@@ -363,7 +363,7 @@ def token_logprobs(lm: NeuralLM, text: str) -> tuple[list[int], Any]:
     return tokens, score_tokens(lm, [tokens])[0]
 
 
-def _summary(lm: NeuralLM, text: str, tokens: list[int], logprobs) -> dict[str, float]:
+def text_summary(lm: NeuralLM, text: str, tokens: list[int], logprobs) -> dict[str, float]:
     n = len(tokens)
     if not n:
         return dict.fromkeys(NAMES, 0.0)
@@ -395,8 +395,9 @@ def neural_features(sentences: Sequence[Sentence], resources) -> list[dict[str, 
     """
     lm = resources.get("neural", load_neural)
     tokens = [lm.tokenize(s.text) for s in sentences]
-    scored = [logprobs for logprobs, _ in _scored(lm, tokens)]
-    return [_summary(lm, s.text, t, lp) for s, t, lp in zip(sentences, tokens, scored, strict=True)]
+    scored = [logprobs for logprobs, _ in scored_passes(lm, tokens)]
+    rows = zip(sentences, tokens, scored, strict=True)
+    return [text_summary(lm, s.text, t, lp) for s, t, lp in rows]
 
 
 STATE_NAMES = tuple(f"h{i:03d}" for i in range(HIDDEN))
@@ -412,59 +413,10 @@ def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict
     if STATE_LAYER not in lm.layers:
         raise ModelLoadError(f"the ONNX graph returns no states of layer {STATE_LAYER}: {REEXPORT}")
     at = (lm.layers.index(STATE_LAYER), POOLINGS.index(STATE_POOLING))
-    found = _scored(lm, [lm.tokenize(s.text) for s in sentences])
+    found = scored_passes(lm, [lm.tokenize(s.text) for s in sentences])
     return [
         dict.fromkeys(STATE_NAMES, 0.0)
         if states is None
         else dict(zip(STATE_NAMES, states[at].astype(float).tolist(), strict=True))
         for _, states in found
     ]
-
-
-@dataclass(frozen=True)
-class TokenEvent:
-    """One scored token: the characters of the text it covers (`start`, `end`: offsets into
-    the text as given, end exclusive), its natural-log probability given the tokens before it,
-    and its unigram log-probability (what SLOR subtracts)."""
-
-    start: int
-    end: int
-    logprob: float
-    unigram: float
-
-
-def _char_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]] | None:
-    """The tokenizer's character offsets into the text with its whitespace runs made single
-    spaces, mapped back onto the text as given; None when one falls outside that text."""
-    normal = " ".join(text.split())
-    if any(not 0 <= a <= b <= len(normal) for a, b in offsets):
-        return None
-    original = [i for i, ch in enumerate(text) if not ch.isspace()]  # non-space chars of text
-    where, k = [], 0  # character of `normal` -> character of `text`
-    for ch in normal:
-        if ch == " ":
-            where.append(original[k - 1] + 1 if k else 0)
-        else:
-            where.append(original[k])
-            k += 1
-    where.append(len(text))
-    return [(where[a], where[b - 1] + 1 if b > a else where[a]) for a, b in offsets]
-
-
-def neural_events(sentences: Sequence[Sentence], resources) -> list[tuple[dict, list]]:
-    """`neural_features`' rows, each with its tokens as `TokenEvent`s (none when the tokens
-    cannot be placed in the text), from the same forward passes."""
-    lm = resources.get("neural", load_neural)
-    encodings = [lm.encode(s.text) for s in sentences]
-    tokens = [list(e.ids) for e in encodings]
-    scored = [logprobs for logprobs, _ in _scored(lm, tokens)]
-    out = []
-    for s, enc, toks, logprobs in zip(sentences, encodings, tokens, scored, strict=True):
-        row = _summary(lm, s.text, toks, logprobs)
-        offsets = _char_offsets(s.text, enc.offsets) if toks else []
-        events = [
-            TokenEvent(a, b, float(lp), float(lm.unigrams[t]))
-            for (a, b), lp, t in zip(offsets or [], logprobs, toks, strict=False)
-        ]
-        out.append((row, events))
-    return out

@@ -22,7 +22,7 @@ from features.constituency import parse_constituency
 from features.extract import extract
 from features.linkgrammar import NULL_SEARCH, linkgrammar_nulls
 from features.lm import lm_events
-from features.neural_lm import neural_events
+from features.neural_events import neural_events
 from features.placeholders import fill_placeholders
 from features.segment import segment
 from features.sentence import Sentence
