@@ -258,6 +258,7 @@ def test_the_states_family_reads_the_same_passes_as_the_log_probabilities(monkey
     """`neural.v2` and `neural_states.v1` over one batch: one pass a text, not two; the
     states are the pooled states `pooled_states` gives, zeros for an empty text."""
     import features.neural_lm as neural_lm
+    import features.neural_states as neural_states
 
     texts = [PAIRS[0][0], PAIRS[0][1], ""]
     runs = []
@@ -269,10 +270,10 @@ def test_the_states_family_reads_the_same_passes_as_the_log_probabilities(monkey
     found = rows.extract(rows.annotate(texts))
     assert sum(runs) == 2  # the two texts with tokens, once each
     lm = rows.resources.get("neural", load_neural)
-    states, sums, n_tokens = neural_lm.pooled_states(lm, texts)
+    states, sums, n_tokens = neural_states.pooled_states(lm, texts)
     at = (lm.layers.index(neural_lm.STATE_LAYER), neural_lm.POOLINGS.index(neural_lm.STATE_POOLING))
     for row, pooled, total in zip(found, states, sums, strict=True):
-        values = np.array([row[f"neural_states.v1/{n}"] for n in neural_lm.STATE_NAMES])
+        values = np.array([row[f"neural_states.v1/{n}"] for n in neural_states.STATE_NAMES])
         assert np.abs(values - pooled[at]).max() <= 1e-6
         assert row["neural.v2/logprob_sum"] == pytest.approx(total, abs=1e-6)
     assert n_tokens[2] == 0 and not found[2]["neural_states.v1/h000"]

@@ -41,7 +41,7 @@ def below(head: StateHead | Linear, check) -> dict[str, float]:
     of run and loop the check holds: the share above theirs}, a tie one half. `check` holds
     them as columns read whole (`training.heads.files.scramble_check`, with the columns only a
     learned head reads); a ridge on the states reads the states extractor's layer and pooling."""
-    from features.neural_lm import STATE_NAMES
+    from features.neural_states import STATE_NAMES
 
     def scores(cols):
         if isinstance(head, Linear):

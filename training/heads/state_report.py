@@ -28,7 +28,7 @@ def section(
     """A head's card section (`scorer.calibration.load_head_section`): a linear head
     read whole, over the GLEU score (weight 0), the state columns and the summed
     log-probability; no clip (each input's range is the model's own)."""
-    from features.neural_lm import STATE_NAMES
+    from features.neural_states import STATE_NAMES
 
     inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
     coef = [0.0, *head.coef.tolist(), head.logprob_coef]

@@ -2,7 +2,7 @@
 
 Every other head reads a few of the GLEU stage's columns; this one reads what the language
 model knows of the text: the hidden state after one of SmolLM2-135M's layers, pooled over the
-text's tokens (`features.neural_lm.pooled_states`, from the same passes as its
+text's tokens (`features.neural_states.pooled_states`, from the same passes as its
 log-probabilities), 576 numbers a text, standardised, under a ridge fitted on people's ratings
 of the development files (z-scored within each file; genres weighing the same, datasets the same
 within a genre: `training.heads.figures.unit_weights`). A variant averages the ridge's prediction,

@@ -1,7 +1,7 @@
 """The development files' outputs with SmolLM2's states, for `training.heads.state_ridge`: each file
 cut by whole inputs to what a head is fitted on, its texts filled and read whole as the scorer
 reads them, the states of every layer the graph returns and both poolings
-(`features.neural_lm.pooled_states`) computed in worker processes and kept under
+(`features.neural_states.pooled_states`) computed in worker processes and kept under
 `build/states` by the file's SHA-256, the cut and the graph's layers."""
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ def _init_worker() -> None:
 
 
 def _chunk(texts: list[str]):
-    from features.neural_lm import pooled_states
+    from features.neural_states import pooled_states
 
     return pooled_states(_LM, texts)
 
 
 def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`features.neural_lm.pooled_states` of `texts`, in `jobs` spawned processes."""
+    """`features.neural_states.pooled_states` of `texts`, in `jobs` spawned processes."""
     import multiprocessing
 
     chunks = [list(texts[i : i + _CHUNK]) for i in range(0, len(texts), _CHUNK)]
@@ -151,7 +151,7 @@ def state_files_from_rows(
     extractor gives (`neural_states.v1`, the whole text read at once) and the summed
     log-probability: no pass of SmolLM2 beyond the rows'. The `judged` outputs (`judged_cut`,
     the same seed) are located among them as `state_files` locates them."""
-    from features.neural_lm import STATE_NAMES
+    from features.neural_states import STATE_NAMES
     from scorer.evidence.benchmark_data import read_judged, sample_outputs
     from scorer.evidence.genres import FLUENCY_FIELDS
 
