@@ -173,8 +173,22 @@ class ScrambleCheck:
             X = np.column_stack([cols[head.reading][c] for c in head.inputs])
             return X @ head.coef
 
-        a, b = scores(self.real), scores(self.shuffled)
-        return float(np.mean(a > b) + 0.5 * np.mean(a == b))
+        return _above(scores(self.real), scores(self.shuffled))
+
+    def shares(self, scores) -> dict[str, float]:
+        """{"shuffles": the share of real sentences `scores` (columns -> one score a text) puts
+        above their shuffles, and each kind of run and loop held: the share above theirs}."""
+        real = scores(self.real)
+        out = {"shuffles": _above(real, scores(self.shuffled))}
+        for kind, cols in self.degenerate.items():
+            made = scores(cols)
+            out[kind] = _above(real[: len(made)], made)
+        return out
+
+
+def _above(a: np.ndarray, b: np.ndarray) -> float:
+    """The share of pairs with `a` above `b`, a tie one half."""
+    return float(np.mean(a > b) + 0.5 * np.mean(a == b))
 
 
 @dataclass

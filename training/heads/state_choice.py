@@ -50,15 +50,7 @@ def below(head: StateHead | Linear, check) -> dict[str, float]:
         states = np.column_stack([whole[f"neural_states.v1/{n}"] for n in STATE_NAMES])
         return head.predict(states, whole[LOGPROB])
 
-    def share(a: np.ndarray, b: np.ndarray) -> float:
-        return float(np.mean(a > b) + 0.5 * np.mean(a == b))
-
-    real = scores(check.real)
-    out = {"shuffles": share(real, scores(check.shuffled))}
-    for kind, cols in check.degenerate.items():
-        made = scores(cols)
-        out[kind] = share(real[: len(made)], made)
-    return out
+    return check.shares(scores)
 
 
 def current_setting(section: Mapping) -> tuple[str, list]:
@@ -121,7 +113,8 @@ def evaluate(
         variants.append(RESIDUAL)
     scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
     # A setting that scores real sentences below their shuffles, runs or loops is no candidate.
-    failing = _failing(scores, scrambles, floor)
+    checked = {k: dict(scrambles(k) or {}) for k in scores} if scrambles else {}
+    failing = {k: c for k, c in checked.items() if c and min(c.values()) < floor}
     eligible = {k: v for k, v in scores.items() if k not in failing} or scores
     chosen, how = choose(eligible)
     if failing:
@@ -162,7 +155,7 @@ def evaluate(
         own = [f"{c} ({residual[1].reading})" for c in residual[1].inputs]
     best_input = max(own, key=lambda k: np.nan_to_num(refs[k].criterion, nan=-9))
     gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
-    shares = dict(failing.get(chosen) or (scrambles(chosen) or {}) if scrambles else {})
+    shares = dict(checked.get(chosen, {}))
     share = shares.pop("shuffles", None)
     # A learned current head that fails the checks itself is no bar: it is not kept for them.
     bar = not (reading == "states" and tuple(inputs) in failing)
@@ -221,20 +214,3 @@ def evaluate(
         entry["runs and loops"] = shares
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
-
-
-def _failing(
-    scores: Mapping[tuple, object],
-    scrambles: Callable[[tuple], Mapping[str, float] | None] | None,
-    floor: float,
-) -> dict[tuple, dict[str, float]]:
-    """{setting: its shares} of the settings whose head scores fewer than `floor` of real
-    sentences above their shuffles, runs or loops (settings not checked: none)."""
-    if scrambles is None:
-        return {}
-    out = {}
-    for key in scores:
-        shares = scrambles(key)
-        if shares and min(shares.values()) < floor:
-            out[key] = dict(shares)
-    return out
