@@ -27,6 +27,8 @@ __all__ = [
     "GENERAL",
     "GLEU_INPUT",
     "READINGS",
+    "SAID_AGAIN",
+    "TEXT_READINGS",
     "Calibration",
     "card_heads",
     "head_columns",
@@ -35,6 +37,7 @@ __all__ = [
     "load_genre_heads",
     "load_head_section",
     "reading_columns",
+    "text_readings",
     "with_derived",
     "without_general_head",
 ]
@@ -54,7 +57,13 @@ READINGS = (
     "reading/n_sentences",
     "reading/n_tokens",
     "reading/lm_sum",
+    "reading/said_again",
+    "reading/sentences_again",
 )
+# The readings of the text alone, no parse (`features.redundancy`): what it says again. A head
+# may carry a fixed negative weight on SAID_AGAIN, so that saying more never scores higher.
+SAID_AGAIN = "reading/said_again"
+TEXT_READINGS = (SAID_AGAIN, "reading/sentences_again")
 
 # Columns a head may read that no extractor yields, made from a sentence's row before the
 # sentences of a text are folded: the n-gram LM's log10 probability of the sentence (it scores
@@ -79,6 +88,25 @@ def with_derived(
             row[name] = row[mean] * (row[length] + 1.0)
         out.append(row)
     return out
+
+
+def text_readings(texts: Sequence[str], split=None) -> dict[str, np.ndarray]:
+    """`TEXT_READINGS` per text, from the text alone (`features.redundancy`); `split` (a
+    `features.segment.Segmentation` of the same texts by sentence) saves splitting them again."""
+    from features.redundancy import redundancy
+
+    if split is None:
+        from features.segment import segment
+
+        split = segment(texts, by_sentence=True)
+    found = [
+        redundancy(t, [split.sentences[k] for k in index])
+        for t, index in zip(texts, split.index, strict=True)
+    ]
+    return {
+        f"reading/{name}": np.array([f[name] for f in found], dtype=float)
+        for name in ("said_again", "sentences_again")
+    }
 
 
 def reading_columns(
@@ -125,6 +153,11 @@ class Calibration:
     @property
     def needs_readings(self) -> bool:
         return any(c in READINGS for c in self.inputs)
+
+    @property
+    def needs_parsed_readings(self) -> bool:
+        """Whether it reads a reading made from parses, not only `TEXT_READINGS`."""
+        return any(c in READINGS and c not in TEXT_READINGS for c in self.inputs)
 
     @property
     def derived(self) -> tuple[str, ...]:

@@ -154,14 +154,19 @@ def calibrated(
 
 
 def _add(parts: dict[str, float], column: str, value: float) -> None:
-    """`value` into the part a head's direct input counts under: its group, or "other inputs"."""
-    label = group_of(column) or "other inputs"
+    """`value` into the part a head's direct input counts under: its group, its own part
+    (`PARTS`), or "other inputs"."""
+    label = group_of(column) or PARTS.get(column) or "other inputs"
     parts[label] = parts.get(label, 0.0) + value
 
 
 # Columns a head reads by the hundred, each meaningless alone, named as one contribution: the
 # learned head's share (training/heads/state_ridge.py), its value the share itself.
 GROUPS = {"neural_states.v1/": "SmolLM2 states"}
+
+
+# Inputs counted as a part of their own: what the text says again (a fixed negative weight).
+PARTS = {"reading/said_again": "said again"}
 
 
 def group_of(column: str) -> str | None:

@@ -145,7 +145,9 @@ def explain_texts(
     else:
         explained = contributions(scorer.gleu_svm, text_rows)
     if calibration is not None:
-        readings = scorer.readings(filled) if calibration.needs_readings else None
+        readings = None
+        if calibration.needs_readings:
+            readings = scorer.readings(filled, parse=calibration.needs_parsed_readings)
         fluency = calibration.apply(gleu, text_rows, readings)
         # A linear second stage is read back onto the fluency it serves; another explains GLEU.
         onto = calibrated(explained, calibration, text_rows, readings)

@@ -28,6 +28,7 @@ from scorer.calibration import (
     load_calibration,
     load_genre_heads,
     reading_columns,
+    text_readings,
     with_derived,
     without_general_head,
 )
@@ -258,7 +259,11 @@ class FluencyScorer:
         text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
         fluency = gleu
         if self.calibration is not None:
-            readings = self.readings(filled, parsed) if self.calibration.needs_readings else None
+            readings = None
+            if self.calibration.needs_readings:
+                parse = self.calibration.needs_parsed_readings
+                split = seg if how != "whole" else None
+                readings = self.readings(filled, parsed, parse=parse, split=split)
             fluency = self.calibration.apply(gleu, text_rows, readings)
         if not with_features:
             text_rows = [{} for _ in texts]
@@ -278,19 +283,28 @@ class FluencyScorer:
         self,
         filled: Sequence[str],
         parsed: Mapping[str, Sentence] | None = None,
+        *,
+        parse: bool = True,
+        split=None,
         **options: Any,
     ) -> dict[str, np.ndarray]:
         """`scorer.calibration.READINGS` of texts whose placeholders are filled: each read whole
-        and sentence by sentence (a one-sentence text is parsed once for both);
-        `options` as `sentence_rows`'s."""
+        and sentence by sentence (a one-sentence text is parsed once for both); with `parse`
+        False, only `TEXT_READINGS`, which read the text alone. `split`: the texts' segmentation
+        by sentence where the caller has it; `options` as `sentence_rows`'s."""
+        if split is None:
+            split = segment(filled, by_sentence=True)
+        said = text_readings(filled, split)
+        if not parse:
+            return said
         whole = segment(filled, by_sentence=False)
-        split = segment(filled, by_sentence=True)
         sentences = list(dict.fromkeys(whole.sentences + split.sentences))
         rows = dict(zip(sentences, self.sentence_rows(sentences, parsed, **options), strict=True))
         whole_rows = [rows[t] for t in whole.sentences]
         split_values = self.decision([rows[t] for t in split.sentences])
         whole_values = whole.mean(self.decision(whole_rows))
-        return reading_columns(whole_values, whole.mean_rows(whole_rows), split, split_values)
+        columns = reading_columns(whole_values, whole.mean_rows(whole_rows), split, split_values)
+        return {**columns, **said}
 
     def score_sentences(
         self, sentences: Sequence[Sentence], *, with_features: bool = False

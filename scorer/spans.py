@@ -3,8 +3,9 @@ character offsets into the text as sent (Python `str` indices: Unicode code poin
 
 Each extractor the model reads that can say where (`KINDS`) gives its reasons on the tokens of a
 parsed sentence (Link Grammar's null words, dependency fragments, benepar's FRAG and X nodes,
-tokens the language models find unlikely in context, repeats, symbol debris); `find_spans` maps
-them back through the sentences a text was split into and the placeholders filled in it.
+tokens the language models find unlikely in context, repeats, symbol debris), and the text
+itself where it says something again (`features.redundancy`); `find_spans` maps them back
+through the sentences a text was split into and the placeholders filled in it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from features.constituency import word_tokens
 from features.placeholders import STAND_IN, placeholder_spans
+from features.redundancy import said_again_spans
 from features.sentence import Sentence
 from features.spacy_parse import tree_roots
 from features.surface import is_junk, repeated_bigrams
@@ -24,6 +26,7 @@ __all__ = [
     "LM_THRESHOLD",
     "LM_THRESHOLD_MEANS",
     "NEURAL_THRESHOLD",
+    "SAID_AGAIN_DETAIL",
     "Span",
     "find_spans",
 ]
@@ -50,7 +53,9 @@ KINDS = {
     "neural_unlikely": "neural.v2",
     "repeated_ngram": "surface.v2",
     "symbol_debris": "surface.v2",
+    "said_again": "redundancy",  # the text's own repetitions (features.redundancy), any model
 }
+SAID_AGAIN_DETAIL = "said again: these words were said earlier in the text"
 
 
 @dataclass(frozen=True)
@@ -281,4 +286,8 @@ def find_spans(
             start, end = _trim(text, starts[a], ends[b - 1])
             if start < end:
                 spans.add(Span(start, end, kind, detail))
+    for a, b in said_again_spans(filled):
+        start, end = _trim(text, starts[a], ends[b - 1])
+        if start < end:
+            spans.add(Span(start, end, "said_again", SAID_AGAIN_DETAIL))
     return sorted(spans, key=lambda s: (s.start, -s.end, s.kind, s.detail))

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from features.errors import InputError
+from scorer.calibration import TEXT_READINGS
 from scorer.contributions import group_of
 from training.heads.evidence import gather
 from training.heads.figures import HeadFile
@@ -163,6 +164,9 @@ def choose(
         decision["held_out"] = held or protocol
         if decision.get("inputs"):
             fitted = fit_head(files, decision["reading"], decision["inputs"])
+            if check is not None and check.said_again is not None:
+                fitted = check.settle(fitted)
+                decision["said_again"] = said_again_entry(check, fitted)
         selected = None if selection is None else (selection.reading, tuple(selection.inputs))
     head = (decision["reading"], tuple(decision["inputs"])) if decision["ship"] else None
     found = tuple(rival.decide(units, by_genre, head) for rival in rivals)
@@ -178,14 +182,25 @@ def choose(
     return Choice(decision, selected, fitted, found, won)
 
 
+def said_again_entry(check: ScrambleCheck, head: Fitted) -> dict:
+    """The report's record of `head`'s said-again check: its fixed weight on the share of the
+    text said again (0: none needed) and, per kind, the share of held paragraphs whose version
+    it scores at or below the original."""
+    shares = check.said_again_shares(head)
+    return {"weight": round(head.penalty, 6), "shares": {k: round(v, 4) for k, v in shares.items()}}
+
+
 def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object]:
     """The linear candidates' decision on `units` (forward selection, evidence, rule, report)
     and the selection it started from."""
-    candidates = {r: [c for c in units[0].columns[r] if group_of(c) is None] for r in readings}
+    candidates = {
+        r: [c for c in units[0].columns[r] if group_of(c) is None and c not in TEXT_READINGS]
+        for r in readings
+    }
     selection, by_reading = select_head(
         units, readings, candidates, max_inputs=max_inputs, progress=progress, check=check, **same
     )
     floor = None if check is None else check.floor
-    evidence = gather(units, selection, by_reading, floor=floor, **same)
+    evidence = gather(units, selection, by_reading, floor=floor, check=check, **same)
     verdict = rule(evidence.fitted, evidence.singles, evidence.minus, floor=floor)
     return decision_report(evidence, verdict), selection

@@ -17,7 +17,7 @@ import numpy as np
 from training.heads.figures import HeadFile, Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
 from training.heads.kinds import held_out
-from training.heads.select import LinearKind, Selection, beats
+from training.heads.select import LinearKind, ScrambleCheck, Selection, beats
 from training.heads.ship_rule import Candidate, best_single
 from training.heads.systems import SystemView, system_view
 
@@ -72,6 +72,7 @@ def gather(
     n_samples: int,
     seed: int,
     floor: float | None = None,
+    check: ScrambleCheck | None = None,
 ) -> Evidence:
     """The candidates of `selection` and `by_reading` (`training.heads.select.select_head`) with
     their held-out figures. Where the head is gated per system (`by_genre`, on files naming six or
@@ -89,7 +90,7 @@ def gather(
             (name,),
             j,
             robust=floor is None or checked.get(f"{name} ({reading})", 1.0) >= floor,
-            kind=LinearKind(reading, (name,)),
+            kind=LinearKind(reading, (name,), check),
         )
         for reading, sel in by_reading.items()
         for name, j in sel.singles.items()
@@ -97,7 +98,7 @@ def gather(
     fitted = None
     if selection is not None:
         inputs = tuple(selection.inputs)
-        kind = LinearKind(selection.reading, inputs)
+        kind = LinearKind(selection.reading, inputs, check)
         fitted = Candidate(selection.reading, inputs, selection.judgement, kind=kind)
     minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, by_genre)
     view = system_view(files, by_genre, n_samples=n_samples, seed=seed)

@@ -116,6 +116,7 @@ def read_scrambles(
         cache_dir=args.cache or None,
         n_jobs=args.jobs,
         loops=getattr(args, "loops", 0),
+        said_again=getattr(args, "said_again", 0),
     )
 
 
@@ -135,7 +136,7 @@ def text_columns(
     head reading them can be scored from these columns."""
     from features.placeholders import fill_placeholders
     from features.segment import segment
-    from scorer.calibration import with_derived
+    from scorer.calibration import text_readings, with_derived
 
     scorer = scorer if heads else scorer.gleu_stage()
     extractors = {f.split("/")[0] for f in _columns(scorer)}
@@ -154,6 +155,9 @@ def text_columns(
         cols = {GLEU_INPUT: seg.aggregate(values, how)}
         cols |= {k: np.array([r[k] for r in text_rows], dtype=float) for k in text_rows[0]}
         columns[how] = cols
+    said = text_readings(filled)  # what each text says again: every reading's own columns
+    for cols in columns.values():
+        cols.update(said)
     seg = next(iter(segs.values()))
     total = seg.aggregate([by_text[s][length] for s in seg.sentences], "sum")
     return {"length": {"n_tokens": np.asarray(total, dtype=float)}, **columns}
@@ -299,10 +303,13 @@ def scramble_check(
     cache_dir: str | Path | None = None,
     n_jobs: int = 1,
     loops: int = 0,
+    said_again: int = 0,
 ) -> ScrambleCheck:
     """`n` sentences of 8-35 words from `corpus` (one paragraph a line; the held-out Reuters
     test split: no sentence the GLEU stage was trained on) and a shuffle of each, as columns;
-    with `loops`, the first `loops` sentences' runs and loops too (`degenerate_texts`)."""
+    with `loops`, the first `loops` sentences' runs and loops too (`degenerate_texts`); with
+    `said_again`, that many paragraphs and their said-again versions, and as many others to
+    choose a head's weight on what is said again (`training.heads.said_again`)."""
     real, shuffled = scramble_pairs(corpus, n=n, seed=seed)
     from scorer.config import DEFAULTS
 
@@ -320,7 +327,19 @@ def scramble_check(
     for kind, made in kinds.items():
         degenerate[kind] = part(at, at + len(made))
         at += len(made)
-    return ScrambleCheck(part(0, half), part(half, 2 * half), floor, degenerate)
+    again = None
+    if said_again:
+        from training.heads.said_again import said_again_check
+
+        def columns(made: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
+            found = text_columns(
+                scorer, made, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True
+            )
+            found.pop("length")
+            return found
+
+        again = said_again_check(columns, corpus, n=said_again, seed=seed, floor=floor)
+    return ScrambleCheck(part(0, half), part(half, 2 * half), floor, degenerate, again)
 
 
 def _rows(scorer, sentences: Sequence[str], cache_dir, n_jobs: int) -> list[dict[str, float]]:

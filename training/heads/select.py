@@ -23,12 +23,14 @@ no forward selection with a bootstrap stopping rule, so both are written here.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.calibration import SAID_AGAIN
 from training.heads import kinds
 from training.heads.figures import (
     HeadFile,
@@ -42,6 +44,7 @@ from training.heads.figures import (
     spearman,
     unit_weights,
 )
+from training.heads.said_again import MAX_PENALTY, SaidAgain
 
 __all__ = [
     "Fitted",
@@ -67,10 +70,19 @@ class Fitted:
     coef: np.ndarray
     intercept: float
     signs: tuple[float, ...]  # each input's own sign on the fit files
+    # The fixed weight taken off per unit of the text's share said again (`said_again`): 0 where
+    # the head scores what a text says again at or below the text without it.
+    penalty: float = 0.0
 
     def predict(self, file: HeadFile) -> np.ndarray:
-        X = np.column_stack([file.columns[self.reading][c] for c in self.inputs])
-        return X @ self.coef + self.intercept
+        return self.scores(file.columns)
+
+    def scores(self, columns) -> np.ndarray:
+        """Its scores of texts from their columns ({reading: {input: one value a text}})."""
+        cols = columns[self.reading]
+        X = np.column_stack([cols[c] for c in self.inputs])
+        out = X @ self.coef + self.intercept
+        return out - self.penalty * cols[SAID_AGAIN] if self.penalty else out
 
 
 def fit_head(files: Sequence[HeadFile], reading: str, inputs: Sequence[str]) -> Fitted:
@@ -97,29 +109,36 @@ class LinearKind:
     linearly. One input is its sign on the fit files (`sign_`), more a non-negative ridge
     (`head_`, `fit_head`)."""
 
-    def __init__(self, reading: str, inputs: Sequence[str]):
+    def __init__(self, reading: str, inputs: Sequence[str], check: ScrambleCheck | None = None):
         self.reading = reading
         self.inputs = tuple(inputs)
+        self.check = check
 
     def fit(self, files: Sequence[HeadFile]) -> LinearKind:
         if len(self.inputs) == 1:  # one input: its sign on the training units is the whole fit
-            self.sign_, self.head_ = orient(files, self.reading, self.inputs[0]), None
+            sign = orient(files, self.reading, self.inputs[0])
+            self.head_ = Fitted(self.reading, self.inputs, np.array([sign]), 0.0, (sign,))
         else:
-            self.sign_, self.head_ = 1.0, fit_head(files, self.reading, self.inputs)
+            self.head_ = fit_head(files, self.reading, self.inputs)
+        if self.check is not None:  # as it would ship: with its weight on what is said again
+            self.head_ = self.check.settle(self.head_)
         return self
 
     def predict(self, file: HeadFile) -> np.ndarray:
-        if self.head_ is None:
-            return self.sign_ * file.columns[self.reading][self.inputs[0]]
         return self.head_.predict(file)
 
 
 def held_out(
-    files: Sequence[HeadFile], reading: str, inputs: Sequence[str], by_genre: bool
+    files: Sequence[HeadFile],
+    reading: str,
+    inputs: Sequence[str],
+    by_genre: bool,
+    check: ScrambleCheck | None = None,
 ) -> dict[str, np.ndarray]:
     """{file: predictions of the head fitted without the file's unit (its dataset, or with
-    `by_genre` its genre)}: `LinearKind` held out (`training.heads.kinds.held_out`)."""
-    return kinds.held_out(LinearKind(reading, inputs), files, by_genre)
+    `by_genre` its genre)}: `LinearKind` held out (`training.heads.kinds.held_out`), each fit
+    with its weight on what is said again where `check` holds the said-again check."""
+    return kinds.held_out(LinearKind(reading, inputs, check), files, by_genre)
 
 
 def bootstrap_gain(
@@ -168,12 +187,33 @@ class ScrambleCheck:
     # (`training.heads.files.degenerate_texts`): what a learned head is checked on too.
     degenerate: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
 
-    def accuracy(self, head: Fitted) -> float:
-        def scores(cols):
-            X = np.column_stack([cols[head.reading][c] for c in head.inputs])
-            return X @ head.coef
+    # Paragraphs and their said-again versions (`training.heads.said_again`), or None.
+    said_again: SaidAgain | None = None
 
-        return _above(scores(self.real), scores(self.shuffled))
+    def settle(self, head: Fitted) -> Fitted:
+        """`head` with the smallest weight on what a text says again under which it passes
+        the said-again check's choosing paragraphs (at most `MAX_PENALTY`; 0 without one)."""
+        if self.said_again is None:
+            return head
+        bare = dataclasses.replace(head, penalty=0.0)
+        need = self.said_again.penalty(bare.scores, head.reading)
+        return dataclasses.replace(head, penalty=min(need, MAX_PENALTY))
+
+    def said_again_shares(self, head: Fitted) -> dict[str, float]:
+        """{kind: share of held paragraphs whose said-again version `head` scores at or below
+        the original} (`settle` first: its weight is in `head`); {} without the check."""
+        if self.said_again is None:
+            return {}
+        bare = dataclasses.replace(head, penalty=0.0)
+        return self.said_again.shares(bare.scores, head.reading, head.penalty)
+
+    def accuracy(self, head: Fitted) -> float:
+        """The lowest share the check holds for `head` (settled first): real sentences above
+        their shuffles (a tie one half) and, with the said-again check, each kind of version at
+        or below its original."""
+        head = self.settle(head)
+        shuffles = _above(head.scores(self.real), head.scores(self.shuffled))
+        return min([shuffles, *self.said_again_shares(head).values()])
 
     def shares(self, scores) -> dict[str, float]:
         """{"shuffles": the share of real sentences `scores` (columns -> one score a text) puts
@@ -237,11 +277,11 @@ def forward_select(
         if check is None:
             return True
         if inputs not in scrambles:
-            scrambles[inputs] = check.accuracy(fit_head(files, reading, inputs))
+            scrambles[inputs] = check.accuracy(fit_head(files, reading, inputs))  # settled
         return scrambles[inputs] >= check.floor
 
     for c in candidates:
-        preds_of[(c,)] = held_out(files, reading, [c], by_genre)
+        preds_of[(c,)] = held_out(files, reading, [c], by_genre, check)
         singles[c] = judge(preds_of[(c,)], files, by_genre)
         passes((c,))
         if progress is not None:
@@ -259,7 +299,7 @@ def forward_select(
             if c in steps[-1].inputs:
                 continue
             inputs = (*steps[-1].inputs, c)
-            preds = held_out(files, reading, inputs, by_genre)
+            preds = held_out(files, reading, inputs, by_genre, check)
             tried[inputs] = (judge(preds, files, by_genre), preds)
         order = sorted(tried, key=lambda k: -np.nan_to_num(tried[k][0].criterion, nan=-9))
         order = [k for k in order if tried[k][0].criterion > steps[-1].judgement.criterion]

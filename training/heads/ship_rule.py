@@ -13,8 +13,11 @@ them; nothing here fits or predicts), as scikit-learn's `refit=` takes a plain f
   length and its best single input on both means (or it is that input); per system not worse
   than the current head (a paired 95% interval below zero); real sentences scored above their
   shuffles (and, for a learned head, above the same sentence run or looped to any length the
-  service takes). Per-file wins are evidence beside the means, written in every table, never a veto:
-  a head better on both means that wins on fewer files is not overfitted for it.
+  service takes); what it says again scored at or below the text said once (`training.heads.
+  said_again`: a sentence repeated, the text twice and four times, a sentence said 2 to 8 times),
+  with a fixed weight on the share said again where it needs one. Per-file wins are evidence
+  beside the means, written in every table, never a veto: a head better on both means that
+  wins on fewer files is not overfitted for it.
 """
 
 from __future__ import annotations
@@ -110,14 +113,17 @@ def ships(
     floor: float | None = None,
     evidence: Mapping[str, Judgement] | None = None,
     degenerate: Mapping[str, float] | None = None,
+    said_again: Mapping[str, float] | None = None,
 ) -> Ruling:
     """The ship rule (module doc) on held-out figures: `head` against minus the length, its
     best single input ((label, judgement); None: the head is that input), the `current` head
     (None: nothing ships now), `system_gap` (95% interval of its system pair accuracy less the
     current head's; None: not gated per system) and `scrambles` (its share of real sentences
     above their shuffles, against `floor`) and `degenerate` ({kind: its share of real sentences
-    above their runs or loops}, against `floor` too). `evidence`: {name: judgement} whose
-    per-file wins the sentence gives, beside the means."""
+    above their runs or loops}, against `floor` too) and `said_again` ({kind: its share of
+    real paragraphs whose said-again version it scores at or below them, its fixed weight on
+    what is said again applied; `training.heads.said_again`}, against `floor` too).
+    `evidence`: {name: judgement} whose per-file wins the sentence gives, beside the means."""
     failed, lost = [], []
     if current is not None and not (
         np.nan_to_num(head.criterion, nan=-9) > np.nan_to_num(current.criterion, nan=-9)
@@ -149,6 +155,13 @@ def ships(
             "it scores real sentences above their "
             + ", ".join(f"{k}s for only {v:.1%}" for k, v in looped.items())
         )
+    again = {k: v for k, v in (said_again or {}).items() if floor is not None and v < floor}
+    if again:
+        failed.append("said again")
+        lost.append(
+            "it scores said-again versions at or below the text for only "
+            + ", ".join(f"{v:.1%} ({k})" for k, v in again.items())
+        )
     figures = f"rho {head.rho:.3f}, tau {head.tau:.3f}"
     if current is not None:
         figures += f" against the current head's {current.rho:.3f}, {current.tau:.3f}"
@@ -158,6 +171,8 @@ def ships(
         figures += f"; {scrambles:.1%} of shuffles below their sentences"
     if degenerate:
         figures += "; " + ", ".join(f"{v:.1%} of {k}s" for k, v in degenerate.items())
+    if said_again:
+        figures += f"; said again at or below the text for at least {min(said_again.values()):.1%}"
     n = len(head.per_file)
     won = "; ".join(f"{wins(head, j)} of {n} vs {k}" for k, j in (evidence or {}).items())
     tail = f" (held out: {figures}" + (f"; per-file wins, as evidence: {won}" if won else "") + ")"
@@ -172,6 +187,8 @@ def ships(
         passed += f", real sentences above their shuffles (at least {floor:.0%})"
     if degenerate and floor is not None:
         passed += f", and above their runs and loops (at least {floor:.0%})"
+    if said_again and floor is not None:
+        passed += f", said-again versions at or below the text (at least {floor:.0%})"
     return Ruling(True, (), passed + tail)
 
 

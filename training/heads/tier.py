@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.calibration import GLEU_INPUT
+from scorer.calibration import GLEU_INPUT, SAID_AGAIN
 from training.heads.cards import (
     tier_table,
     write_card,
@@ -89,6 +89,11 @@ def section(
         high.append(float(values.max()) if w > 0 else None)
     if coef[0] != 0:  # the GLEU score stays open: a text below every judged one reads lower
         low[0] = high[0] = None
+    if fitted.penalty:  # a fixed weight, not fitted: what the text says again, never rewarded
+        inputs.append(SAID_AGAIN)
+        coef.append(-fitted.penalty)
+        low.append(None)
+        high.append(None)
     return {
         "genre": genre,
         "aggregate": fitted.reading,
@@ -171,6 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="held-out real text whose shuffles every head must score lower ('' for none)",
     )
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    ap.add_argument(
+        "--said-again",
+        type=int,
+        default=200,
+        help="paragraphs of --scrambles whose said-again versions every head must score at or "
+        "below them, and as many others its weight on what is said again is chosen on (0: none)",
+    )
     ap.add_argument(
         "--table", nargs="*", metavar="TIER", help="print the cards' genre x tier table"
     )

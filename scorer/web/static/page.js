@@ -13,6 +13,7 @@ const KIND_NAMES = {
   neural_unlikely: "unlikely to the neural LM",
   repeated_ngram: "repetition",
   symbol_debris: "symbols",
+  said_again: "said again",
 };
 const FAMILY_NAMES = {
   "linkgrammar": "Link Grammar",
@@ -21,6 +22,7 @@ const FAMILY_NAMES = {
   "neural": "neural language model",
   "spacy": "dependency parse",
   "surface": "surface",
+  "reading": "the text as a whole",
 };
 const METRIC_NAMES = {
   generation_tree_accuracy: "tree acc.",
