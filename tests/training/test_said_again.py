@@ -35,9 +35,10 @@ def test_no_weight_where_every_version_scores_at_or_below_its_original():
 
 
 def test_the_weight_is_the_smallest_that_brings_enough_versions_down():
-    # Gaps 0.1, 0.2, 0.4 over shares said again 0.5: weights 0.2, 0.4, 0.8 each bring one down.
+    # Gaps 0.1, 0.2, 0.4 over shares said again 0.5: weights 0.2, 0.4, 0.8 each bring one down;
     pairs = {"sentence said again": (([0, 0, 0], [0, 0, 0]), ([0.1, 0.2, 0.4], [0.5] * 3))}
-    assert _check(pairs, floor=0.6).penalty(_x, "weighted") == pytest.approx(0.4)
+    # Chosen to hold halfway from the floor to all of them: 0.6 of three (floor 0.2), then all.
+    assert _check(pairs, floor=0.2).penalty(_x, "weighted") == pytest.approx(0.4)
     assert _check(pairs, floor=1.0).penalty(_x, "weighted") == pytest.approx(0.8)
     shares = _check(pairs).shares(_x, "weighted", 0.4)
     assert shares == {"sentence said again": pytest.approx(2 / 3)}

@@ -14,7 +14,15 @@ from scorer.calibration import card_heads
 from training.heads.files import MINUS_LENGTH
 from training.heads.tables import _fmt, _lead_rows, table_markdown
 
-__all__ = ["HEADS_BEGIN", "HEADS_END", "heads_markdown", "tier_table", "write_card", "write_readme"]
+__all__ = [
+    "HEADS_BEGIN",
+    "HEADS_END",
+    "heads_markdown",
+    "rewrite_heads",
+    "tier_table",
+    "write_card",
+    "write_readme",
+]
 
 HEADS_BEGIN, HEADS_END = "<!-- heads: written by python -m training.heads -->", "<!-- /heads -->"
 
@@ -130,6 +138,24 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     lean = write_weights(folder, card)
     (folder / CARD_FILE).write_text(json.dumps(lean, indent=2, sort_keys=True) + "\n")
     write_readme(folder, card, full)
+
+
+def rewrite_heads(folder: Path, values: Mapping[str, object], change) -> None:
+    """The card's heads named in `values` ({genre: value}) replaced by `change(section, value)`,
+    the rest and the heads' report kept; the summary, the weights beside the card and the
+    README written again from it."""
+    from scorer.bundle import CARD_FILE
+    from scorer.head_weights import join_weights, write_weights
+    from scorer.heads_report import read_heads_report
+    from scorer.summary import summarize
+
+    card = join_weights(folder, json.loads((folder / CARD_FILE).read_text()))
+    for genre, value in values.items():
+        card["heads"][genre] = change(card["heads"][genre], value)
+    card["summary"] = summarize(card)
+    lean = write_weights(folder, card)
+    (folder / CARD_FILE).write_text(json.dumps(lean, indent=2, sort_keys=True) + "\n")
+    write_readme(folder, card, read_heads_report(folder, card))
 
 
 def _sys(row: Mapping) -> str:

@@ -16,9 +16,9 @@ A head passes where every kind scores at or below its original for at least `flo
 paragraphs (`SaidAgain.shares`). A head whose reading lets a repetition through (a token-weighted
 mean rises when its better sentence is said again; a language model's states favour what it has
 just read) carries a fixed negative weight on what the text says again (`scorer.calibration.
-SAID_AGAIN`, `features.redundancy`): the smallest that passes on paragraphs kept apart from the
-check's own (`SaidAgain.penalty`), at most `MAX_PENALTY`. A head that needs more (a sum over
-sentences of positive scores grows with every sentence) fails the check.
+SAID_AGAIN`, `features.redundancy`): the smallest that passes, with a margin, on paragraphs
+kept apart from the check's own (`SaidAgain.penalty`), at most `MAX_PENALTY`. A head that needs
+more (a sum over sentences of positive scores grows with every sentence) fails the check.
 """
 
 from __future__ import annotations
@@ -106,17 +106,24 @@ class SaidAgain:
     held: Mapping[str, tuple[Columns, Columns]]
     floor: float = 0.95
 
+    @property
+    def choosing_share(self) -> float:
+        """The share the weight is chosen to hold on the choosing paragraphs: halfway from
+        `floor` to all of them, so that it holds `floor` on paragraphs it never saw (chosen at
+        `floor` itself, a weight passes them about half the time)."""
+        return (1.0 + self.floor) / 2
+
     def penalty(self, scores: Scores, reading: str) -> float:
         """The smallest weight on the share said again under which every kind of the choosing
-        paragraphs scores at or below its original for `floor` of them (0 where none is
-        needed, inf where no weight does it)."""
+        paragraphs scores at or below its original for `choosing_share` of them (0 where none
+        is needed, inf where no weight does it)."""
         need = 0.0
         for original, version in self.choosing.values():
             gap = scores(version) - scores(original)
             more = version[reading][SAID_AGAIN] - original[reading][SAID_AGAIN]
             with np.errstate(divide="ignore", invalid="ignore"):
                 each = np.where(gap <= TIE, 0.0, np.where(more > 0, gap / more, np.inf))
-            k = max(math.ceil(self.floor * len(each)) - 1, 0)
+            k = max(math.ceil(self.choosing_share * len(each)) - 1, 0)
             need = max(need, float(np.sort(each)[k]))
         return need
 
