@@ -171,6 +171,7 @@ def _command(args: argparse.Namespace) -> str:
         ("--genre", args.genre, None),
         ("--from", args.start, None),
         ("--scrambles", args.scrambles, ""),
+        ("--said-again", args.said_again, 0),
         ("--folds", args.folds, FOLDS),
         ("--max-inputs", args.max_inputs, MAX_ADDED),
         ("--samples", args.samples, 1000),
@@ -326,6 +327,15 @@ def add_commands(sub) -> None:
         "above their shuffles (default: no check)",
     )
     cal.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
+    cal.add_argument(
+        "--said-again",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --scrambles, N of its paragraphs: a head switched to must score their "
+        "said-again versions (a sentence repeated, the text twice...) at or below them "
+        "(default: no check)",
+    )
     cal.add_argument(
         "--folds", type=int, default=FOLDS, help="folds of the inputs, for fitted candidates"
     )

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
-from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
+from scorer.calibration import GENERAL, GLEU_INPUT, TEXT_READINGS, card_heads
 from scorer.contributions import GROUPS
 from training.calibration.switch import LEVEL, Evidence, evidence
 from training.heads.choose import FOLDS
@@ -147,10 +147,16 @@ class Outcome:
 
 
 def _passes(head: Linear, check: ScrambleCheck | None) -> float:
+    """The lowest share of `check` `head` keeps: real sentences above their shuffles (a tie one
+    half) and, with the said-again check, each kind of version at or below its text, the head
+    scoring as it would ship (with whatever weight on what is said again it carries)."""
     if check is None:
         return math.nan
     a, b = head.predict(check.real), head.predict(check.shuffled)
-    return float(np.mean(a > b) + 0.5 * np.mean(a == b))
+    shares = [float(np.mean(a > b) + 0.5 * np.mean(a == b))]
+    if check.said_again is not None:
+        shares += check.said_again.shares(head.predict, head.reading, 0.0).values()
+    return min(shares)
 
 
 def _round(
@@ -251,6 +257,7 @@ def calibrate_from(
             for c in files[0].columns[reading]
             if c not in taken
             and not c.startswith(GROUPED)
+            and c not in TEXT_READINGS  # what is said again: a fixed weight, never fitted
             and np.ptp(np.concatenate([f.columns[reading][c] for f in files]))
         ]
 

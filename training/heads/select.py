@@ -58,6 +58,7 @@ __all__ = [
     "select_head",
 ]
 
+READ_WHOLE = "whole"  # where a check's share said again is read (every reading holds it)
 ALPHA = 1.0  # ridge strength on standardised inputs; a few inputs over thousands of rows
 
 
@@ -217,13 +218,26 @@ class ScrambleCheck:
 
     def shares(self, scores) -> dict[str, float]:
         """{"shuffles": the share of real sentences `scores` (columns -> one score a text) puts
-        above their shuffles, and each kind of run and loop held: the share above theirs}."""
+        above their shuffles, each kind of run and loop held: the share above theirs, and each
+        kind of the said-again check: the share at or below the text, at the weight on what is
+        said again `said_again_weight` gives}."""
         real = scores(self.real)
         out = {"shuffles": _above(real, scores(self.shuffled))}
         for kind, cols in self.degenerate.items():
             made = scores(cols)
             out[kind] = _above(real[: len(made)], made)
+        if self.said_again is not None:
+            weight = self.said_again_weight(scores)
+            out |= self.said_again.shares(scores, READ_WHOLE, weight)
         return out
+
+    def said_again_weight(self, scores) -> float:
+        """The weight on what is said again a head of `scores` (columns -> one score a text,
+        with no such weight) carries: the smallest passing the choosing paragraphs, at most
+        `MAX_PENALTY` (0 without the check)."""
+        if self.said_again is None:
+            return 0.0
+        return min(self.said_again.penalty(scores, READ_WHOLE), MAX_PENALTY)
 
 
 def _above(a: np.ndarray, b: np.ndarray) -> float:

@@ -18,8 +18,9 @@ from pathlib import Path
 from scorer.errors import InputError
 from training.heads.figures import HeadFile
 from training.heads.linear import Linear
+from training.heads.said_again_bundle import with_weight
 from training.heads.select import ScrambleCheck
-from training.heads.state_choice import CURRENT, below, current_setting, evaluate
+from training.heads.state_choice import CURRENT, below, current_setting, evaluate, head_scores
 from training.heads.state_report import section
 from training.heads.state_residual import RESIDUAL, base_section, current_from, fit_residual
 from training.heads.state_ridge import StateHead, fit
@@ -173,6 +174,9 @@ class LearnedCandidates:
             )
         else:
             found.section = section(learned, mine, decision, self.command, genre=unit, held=held)
+        weight = self.check.said_again_weight(head_scores(learned)) if self.check else 0.0
+        if weight:  # as it was checked: with its weight on what is said again
+            found.section = with_weight(found.section, weight)
         return found
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from training.heads.figures import HeadFile, Judgement, interval, judge
 from training.heads.files import MINUS_LENGTH
 from training.heads.linear import Linear
+from training.heads.said_again import KINDS as SAID_AGAIN_KINDS
 from training.heads.select import held_out
 from training.heads.ship_rule import ships, wins
 from training.heads.state_residual import RESIDUAL, held_out_residual
@@ -22,7 +23,7 @@ from training.heads.state_ridge import VARIANTS, StateHead, choose, held_out_pre
 from training.heads.state_rows import StateFile
 from training.heads.tables import row
 
-__all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate"]
+__all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate", "head_scores"]
 
 
 LOGPROB = "neural.v2/logprob_sum"
@@ -36,11 +37,9 @@ LABELS = {
 }
 
 
-def below(head: StateHead | Linear, check) -> dict[str, float]:
-    """{"shuffles": the share of real sentences `head` scores above their shuffles, and each kind
-    of run and loop the check holds: the share above theirs}, a tie one half. `check` holds
-    them as columns read whole (`training.heads.files.scramble_check`, with the columns only a
-    learned head reads); a ridge on the states reads the states extractor's layer and pooling."""
+def head_scores(head: StateHead | Linear) -> Callable:
+    """The scores of `head` from a check's columns ({reading: {input: one value a text}}): a
+    ridge on the states reads the states extractor's layer and pooling, read whole."""
     from features.neural_states import STATE_NAMES
 
     def scores(cols):
@@ -50,7 +49,16 @@ def below(head: StateHead | Linear, check) -> dict[str, float]:
         states = np.column_stack([whole[f"neural_states.v1/{n}"] for n in STATE_NAMES])
         return head.predict(states, whole[LOGPROB])
 
-    return check.shares(scores)
+    return scores
+
+
+def below(head: StateHead | Linear, check) -> dict[str, float]:
+    """{"shuffles": the share of real sentences `head` scores above their shuffles, and each kind
+    of run and loop the check holds: the share above theirs, a tie one half; each kind of
+    said-again version: the share at or below the text, at the head's weight on what is said
+    again}. `check` holds them as columns (`training.heads.files.scramble_check`, with the
+    columns only a learned head reads)."""
+    return check.shares(head_scores(head))
 
 
 def current_setting(section: Mapping) -> tuple[str, list]:
@@ -157,6 +165,7 @@ def evaluate(
     gap = view.gain(preds[chosen], comparisons[CURRENT]) if (view and by_genre) else None
     shares = dict(checked.get(chosen, {}))
     share = shares.pop("shuffles", None)
+    again = {k: shares.pop(k) for k in list(shares) if k in SAID_AGAIN_KINDS}
     # A learned current head that fails the checks itself is no bar: it is not kept for them.
     bar = not (reading == "states" and tuple(inputs) in failing)
     ruling = ships(
@@ -168,6 +177,7 @@ def evaluate(
         scrambles=share,
         floor=floor,
         degenerate=shares or None,
+        said_again=again or None,
         evidence={"minus the length" if k == MINUS_LENGTH else k: j for k, j in refs.items()},
     )
     rows = []
@@ -212,5 +222,7 @@ def evaluate(
         entry["scrambles"] = share
     if shares:
         entry["runs and loops"] = shares
+    if again:
+        entry["said again"] = again
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
