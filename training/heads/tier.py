@@ -120,6 +120,7 @@ def choose_genre_heads(
     command: str = "",
     check: ScrambleCheck | None = None,
     rivals: Sequence[Rival] = (),
+    only: Sequence[str] = (),
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
@@ -132,6 +133,8 @@ def choose_genre_heads(
     sections, report = {}, {}
     options = {"check": check, "max_inputs": max_inputs, "n_samples": n_samples, "seed": seed}
     for name, fs, across in plans:
+        if only and name not in only:
+            continue
         if not across and len(fs) < 2:
             report[name] = {
                 "ship": False,
@@ -157,6 +160,19 @@ def choose_genre_heads(
     return sections, report
 
 
+def kept_heads(scorer, decided: Sequence[str], sections: Mapping, report: Mapping):
+    """(sections, report) of every head: those `decided` again as given, the bundle's others as
+    its card and its heads' report hold them."""
+    from scorer.calibration import card_heads
+
+    old_report = scorer.heads_report()
+    kept = {k: v for k, v in card_heads(scorer.card).items() if k not in decided}
+    out_sections = {**kept, **{k: v for k, v in sections.items() if k in decided}}
+    out_report = {k: v for k, v in old_report.items() if k not in decided}
+    out_report.update((k, v) for k, v in report.items() if k in decided)
+    return out_sections, out_report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from scorer.bundles import load_configured_all
     from scorer.config import from_env
@@ -170,6 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", help="write every head's report here")
     ap.add_argument("--write", action="store_true", help="write the heads into the bundle's card")
     ap.add_argument("--rows-only", action="store_true", help="compute and cache rows, then stop")
+    ap.add_argument(
+        "--heads",
+        nargs="*",
+        default=(),
+        metavar="HEAD",
+        help="decide these heads only ('general' or a genre); with --write the card's others "
+        "are kept as they are",
+    )
     ap.add_argument(
         "--scrambles",
         default="../shared/corpora/reuters21578/test.txt",
@@ -223,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command=command,
         check=check,
         rivals=() if learned is None else (learned,),
+        only=args.heads,
     )
     print_report(report)
     if args.json:
@@ -234,5 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = bundle_folder(args.model, config["MODELS_DIR"])
         if any("states" in s for s in sections.values()):
             add_states_family(folder)
+        if args.heads:  # the heads not decided again stay as the card has them
+            sections, report = kept_heads(scorer, args.heads, sections, report)
         write_card(folder, sections, report)
     return 0
