@@ -283,3 +283,16 @@ def test_the_card_is_written_lean_and_the_tables_beside_it(tmp_path):
         "gamma": report["beta"]["table"],
     }
     assert again["gamma"]["decision"] == "shipped: as beta"
+
+
+def test_a_genre_head_not_above_the_general_head_on_its_files_is_the_general_head():
+    from training.heads.tier import against_general
+
+    rng = np.random.default_rng(5)
+    files = [_file(n, "g", rng, systems=True) for n in ("a", "b")]
+    truth = {f.name: f.human + 0.3 * rng.normal(size=len(f.human)) for f in files}
+    noise = {f.name: rng.normal(size=len(f.human)) for f in files}
+    worse = against_general(noise, truth, files, 100, 1)
+    assert not worse.ok and "current head" in worse.failed
+    better = against_general(truth, noise, files, 100, 1)
+    assert better.ok

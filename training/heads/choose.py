@@ -26,7 +26,7 @@ from training.heads.evidence import gather
 from training.heads.figures import HeadFile
 from training.heads.files import READINGS
 from training.heads.select import Fitted, ScrambleCheck, fit_head, select_head
-from training.heads.ship_rule import pick
+from training.heads.ship_rule import FITTED, pick
 from training.heads.tables import decision_report
 
 __all__ = ["FOLDS", "Choice", "Rival", "choose", "fold_rows", "hold_out", "input_folds", "subset"]
@@ -96,6 +96,8 @@ class Choice:
     fitted: Fitted | None
     rivals: tuple = ()
     won: Any = None
+    # {file: the decided linear head's held-out predictions} (None: a rival won, or none ships)
+    preds: dict | None = None
 
     @property
     def ships(self) -> bool:
@@ -158,9 +160,12 @@ def choose(
     beside it (`also_tried`). No `readings`: the rivals alone."""
     units, protocol, by_genre = hold_out(files, folds=folds, by_genre=by_genre, seed=seed)
     decision, selected, fitted = {"ship": False, "decision": "no linear candidates"}, None, None
+    preds = None
     if readings:
         same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
-        decision, selection = _linear(units, readings, check, max_inputs, progress, rule, same)
+        decision, selection, preds = _linear(
+            units, readings, check, max_inputs, progress, rule, same
+        )
         decision["held_out"] = held or protocol
         if decision.get("inputs"):
             fitted = fit_head(files, decision["reading"], decision["inputs"])
@@ -179,7 +184,8 @@ def choose(
         decision = {"ship": False, **tried.pop(0)}
     if tried:
         decision["also_tried"] = tried
-    return Choice(decision, selected, fitted, found, won)
+    preds = preds if readings and won is None and decision["ship"] else None
+    return Choice(decision, selected, fitted, found, won, preds)
 
 
 def said_again_entry(check: ScrambleCheck, head: Fitted) -> dict:
@@ -190,9 +196,9 @@ def said_again_entry(check: ScrambleCheck, head: Fitted) -> dict:
     return {"weight": round(head.penalty, 6), "shares": {k: round(v, 4) for k, v in shares.items()}}
 
 
-def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object]:
-    """The linear candidates' decision on `units` (forward selection, evidence, rule, report)
-    and the selection it started from."""
+def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object, dict]:
+    """The linear candidates' decision on `units` (forward selection, evidence, rule, report),
+    the selection it started from, and the decided head's held-out predictions ({} for none)."""
     candidates = {
         r: [c for c in units[0].columns[r] if group_of(c) is None and c not in TEXT_READINGS]
         for r in readings
@@ -203,4 +209,6 @@ def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[d
     floor = None if check is None else check.floor
     evidence = gather(units, selection, by_reading, floor=floor, check=check, **same)
     verdict = rule(evidence.fitted, evidence.singles, evidence.minus, floor=floor)
-    return decision_report(evidence, verdict), selection
+    head = evidence.fitted if verdict.head == FITTED else evidence.singles.get(verdict.head)
+    preds = evidence.preds(head) if head is not None and head.kind is not None else {}
+    return decision_report(evidence, verdict), selection, preds

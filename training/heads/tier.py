@@ -124,13 +124,16 @@ def choose_genre_heads(
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
-    `rivals` (the learned heads) decided beside the linear candidates of each."""
+    `rivals` (the learned heads) decided beside the linear candidates of each. A genre's own
+    head then faces the general head on the genre's files (`against_general`): where it is not
+    above it, the general head is the genre's head. `only`: these heads alone."""
     by_genre: dict[str, list[HeadFile]] = {}
     for f in files:
         by_genre.setdefault(f.genre, []).append(f)
     plans = [("general", list(files), True)]
     plans += [(g, fs, False) for g, fs in by_genre.items()]
     sections, report = {}, {}
+    general = None  # the general head's choice: each genre head faces it on the genre's files
     options = {"check": check, "max_inputs": max_inputs, "n_samples": n_samples, "seed": seed}
     for name, fs, across in plans:
         if only and name not in only:
@@ -157,7 +160,41 @@ def choose_genre_heads(
             sections[name] = section(
                 choice.fitted, fs, choice.decision, genre=name, held=held, command=command
             )
+        if across:
+            general = choice
+        elif name in sections and general is not None and general.preds and choice.preds:
+            ruling = against_general(choice.preds, general.preds, fs, n_samples, seed)
+            if not ruling.ok:  # the general head serves the genre better: it is the genre's
+                report[name] = {
+                    **choice.decision,
+                    "decision": f"shipped the general head: "
+                    f"its own head is not above it on its files; {ruling.why}",
+                }
+                sections[name] = {**sections["general"], "genre": name}
     return sections, report
+
+
+def against_general(
+    preds: Mapping[str, np.ndarray],
+    general: Mapping[str, np.ndarray],
+    files: Sequence[HeadFile],
+    n_samples: int,
+    seed: int,
+):
+    """The one ship rule (`training.heads.ship_rule.ships`) on a genre's files for its own head
+    (`preds`, held out one dataset out) against the general head (`general`, held out one genre
+    out) as the head it would replace: above its criterion, not worse per system."""
+    from training.heads.figures import judge
+    from training.heads.files import MINUS_LENGTH
+    from training.heads.ship_rule import ships
+    from training.heads.systems import system_view
+
+    mine = judge({f.name: preds[f.name] for f in files}, files, False)
+    theirs = judge({f.name: general[f.name] for f in files}, files, False)
+    minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, False)
+    view = system_view(files, False, n_samples=n_samples, seed=seed)
+    gap = view.gain(preds, general) if view.draws else None
+    return ships(mine, minus=minus, current=theirs, system_gap=gap)
 
 
 def kept_heads(scorer, decided: Sequence[str], sections: Mapping, report: Mapping):
