@@ -23,7 +23,7 @@ from features.errors import InputError
 from scorer.calibration import TEXT_READINGS
 from scorer.contributions import group_of
 from training.heads.evidence import gather
-from training.heads.figures import HeadFile
+from training.heads.figures import HeadFile, judge
 from training.heads.files import READINGS
 from training.heads.select import Fitted, ScrambleCheck, fit_head, select_head
 from training.heads.ship_rule import FITTED, pick
@@ -172,6 +172,10 @@ def choose(
             if check is not None and check.said_again is not None:
                 fitted = check.settle(fitted)
                 decision["said_again"] = said_again_entry(check, fitted)
+                if fitted.penalty:
+                    decision["said_again"]["held_out"] = weight_cost(
+                        units, fitted, check, by_genre, n_samples, seed
+                    )
         selected = None if selection is None else (selection.reading, tuple(selection.inputs))
     head = (decision["reading"], tuple(decision["inputs"])) if decision["ship"] else None
     found = tuple(rival.decide(units, by_genre, head) for rival in rivals)
@@ -194,6 +198,27 @@ def said_again_entry(check: ScrambleCheck, head: Fitted) -> dict:
     it scores at or below the original."""
     shares = check.said_again_shares(head)
     return {"weight": round(head.penalty, 6), "shares": {k: round(v, 4) for k, v in shares.items()}}
+
+
+def weight_cost(units, head: Fitted, check: ScrambleCheck, by_genre: bool, n_samples, seed):
+    """What `head`'s weight on what is said again costs held out: its held-out figures (mean
+    rho, mean per-input tau, system pair accuracy) with each fold's head carrying its weight,
+    and without any."""
+    from training.heads.kinds import held_out
+    from training.heads.select import LinearKind
+    from training.heads.systems import system_view
+
+    view = system_view(units, by_genre, n_samples=n_samples, seed=seed)
+    out = {}
+    for name, kind in (
+        ("with", LinearKind(head.reading, head.inputs, check)),
+        ("without", LinearKind(head.reading, head.inputs)),
+    ):
+        preds = held_out(kind, units, by_genre)
+        j = judge(preds, units, by_genre)
+        systems = round(view.point(preds).accuracy, 4) if view.draws else None
+        out[name] = {"rho": round(j.rho, 4), "tau": round(j.tau, 4), "systems": systems}
+    return out
 
 
 def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object, dict]:
