@@ -105,6 +105,10 @@ class NeuralLM:
     threads: int
     device: str
     layers: tuple[int, ...] = ()  # the layers whose hidden states the graph returns
+    # The pass cut after the layer the heads read, its states pooled in the graph
+    # (`features.neural_states.state_passes`), and its card entry; None for an older export.
+    states: Any = None
+    states_card: dict = field(default_factory=dict)
     # The last batch's passes, by thread: the extractors of one batch read them (`scored_passes`).
     recent: Any = field(default_factory=threading.local, repr=False, compare=False)
 
@@ -144,16 +148,33 @@ def _providers(ort) -> tuple[str, list[str]]:
     return "cpu", ["CPUExecutionProvider"]
 
 
-def _graph(ort, folder: Path, card: dict, device: str, options) -> Path:
+def _graph(ort, folder: Path, card: dict, device: str, options, plain: str = NEURAL_ONNX_FILE):
     """The graph file a session of `device` loads: on the CPU the one the export optimised for
-    it (training/gleu/neural_export.py, step 4), built with no optimisation at load, when this
-    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads."""
+    it (training/gleu/neural_export.py, step 5), built with no optimisation at load, when this
+    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads.
+    `card`: the export card's entry of the graph (its `cpu_graph`), `plain` its file."""
     cpu = card.get("cpu_graph") or {}
     path = folder / str(cpu.get("file", NEURAL_ONNX_CPU_FILE))
     if device == "cpu" and cpu.get("onnxruntime") == ort.__version__ and path.is_file():
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         return path
-    return folder / NEURAL_ONNX_FILE
+    return folder / plain
+
+
+def _sessions(ort, folder: Path, card: dict, device: str, threads: int, providers) -> tuple:
+    """(the full pass's session, the cut pass's or None) of the export in `folder`."""
+    found = []
+    for entry, plain in ((card, NEURAL_ONNX_FILE), (card.get("states_graph"), None)):
+        if entry is None:
+            found.append(None)
+            continue
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        # The arena would keep the largest pass's activations for the process's life.
+        options.enable_cpu_mem_arena = False
+        graph = _graph(ort, folder, entry, device, options, plain or entry["file"])
+        found.append(ort.InferenceSession(str(graph), options, providers=providers))
+    return found[0], found[1]
 
 
 def export_folder(resources, gguf: Path) -> Path:
@@ -204,15 +225,10 @@ def load_neural(resources) -> NeuralLM:
     folder = export_folder(resources, path)
     device, providers = _providers(ort)
     threads = _threads()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    # The arena would keep the largest pass's activations for the process's life.
-    options.enable_cpu_mem_arena = False
     try:
         card = json.loads((folder / "export.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        graph = _graph(ort, folder, card, device, options)
-        session = ort.InferenceSession(str(graph), options, providers=providers)
+        session, states = _sessions(ort, folder, card, device, threads, providers)
     except Exception as exc:  # ONNX Runtime raises its own classes for a broken graph
         raise ModelLoadError(f"cannot load the ONNX graph in {folder}: {exc}; {INSTALL}") from exc
     n_vocab = int(card.get("n_vocab") or tokenizer.get_vocab_size())
@@ -238,8 +254,9 @@ def load_neural(resources) -> NeuralLM:
     layers = tuple(int(k) for k in hidden.get("layers", ()))
     if layers and len(session.get_outputs()) < 2:
         raise ModelLoadError(f"{folder}: export.json names states the graph lacks: {REEXPORT}")
+    bos, states_card = int(card["bos"]), card.get("states_graph") or {}
     return NeuralLM(
-        session, tokenizer, unigrams, n_vocab, int(card["bos"]), threads, device, layers
+        session, tokenizer, unigrams, n_vocab, bos, threads, device, layers, states, states_card
     )
 
 

@@ -3,8 +3,9 @@
 in 0.16.0 (training/gleu/neural_trace.py). Checked three ways:
 
 - against values of the traced graph stored for a few texts (tests/data/neural_traced.json,
-  written by `reference_values` from the graph `make install-neural` traced in 0.16.0): the
-  installed graph's token ids, log-probabilities and pooled states;
+  written by `training.gleu.neural_check.reference_values` from the graph `make
+  install-neural` traced in 0.16.0): the installed graph's token ids, log-probabilities and
+  pooled states;
 - slow, with the `neural-export` extra: a fresh trace against a fresh build on development texts
   of every file of ../shared/dev (token ids, log-probabilities within 1e-3 nats, pooled states
   within 1e-4), then every neural head's scores within 1e-4; the stored values again;
@@ -15,17 +16,16 @@ in 0.16.0 (training/gleu/neural_trace.py). Checked three ways:
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from features.resources import ARTEFACTS, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE, NEURAL_STATES_FILE
+from training.gleu.neural_check import compare, development_texts, head_scores, reference_values
 
 GGUF = ARTEFACTS["neural"][0].default
 STORED = Path(__file__).resolve().parents[1] / "data" / "neural_traced.json"
-POOLED_LAYERS = (8, 20)  # of the full graph's STATE_LAYERS, the ones stored
 TEXTS = [
     "A coffee shop in the city centre.",
     "The Eagle is a cheap   coffee shop near Burger King, rated 5 out of 5!",
@@ -48,59 +48,12 @@ def _tokenizer(folder: Path):
     return Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
-def reference_values(folder: Path, texts: list[str]) -> list[dict]:
-    """For each text, from the graph and tokenizer in `folder` (one text a pass, as the
-    extractor runs on the CPU): its token ids, each token's log-probability, and its states
-    after each of `POOLED_LAYERS` averaged over its own tokens (float64 mean, stored float32)."""
-    from training.gleu.neural_export import STATE_LAYERS
-
-    session, tokenizer = _session(folder / NEURAL_ONNX_FILE), _tokenizer(folder)
-    out = []
-    for text in texts:
-        ids = tokenizer.encode(" ".join(text.split()), add_special_tokens=False).ids
-        row = np.array([[1, *ids]], dtype=np.int64)
-        logprobs, hidden = session.run(
-            None, {"input_ids": row, "attention_mask": np.ones_like(row)}
-        )
-        pooled = {
-            str(k): hidden[0, 1:, STATE_LAYERS.index(k)].astype(np.float64).mean(0)
-            for k in POOLED_LAYERS
-        }
-        out.append(
-            {
-                "text": text,
-                "ids": list(ids),
-                "logprobs": logprobs[0].astype(float).tolist(),
-                "pooled": {
-                    k: v.astype(np.float32).astype(float).tolist() for k, v in pooled.items()
-                },
-            }
-        )
-    return out
-
-
-def _compare(found: list[dict], expected: list[dict]) -> dict[str, float]:
-    """Largest differences of `reference_values` rows, and whether every token id agrees."""
-    diffs = {"ids_equal": 1.0, "logprob": 0.0, "pooled": 0.0}
-    for a, b in zip(found, expected, strict=True):
-        if a["ids"] != b["ids"]:
-            diffs["ids_equal"] = 0.0
-            continue
-        diffs["logprob"] = max(
-            diffs["logprob"], float(np.abs(np.subtract(a["logprobs"], b["logprobs"])).max())
-        )
-        for k in b["pooled"]:
-            d = float(np.abs(np.subtract(a["pooled"][k], b["pooled"][k])).max())
-            diffs["pooled"] = max(diffs["pooled"], d)
-    return diffs
-
-
 def test_the_installed_graph_gives_the_traced_graphs_values():
     stored = json.loads(STORED.read_text(encoding="utf-8"))
     card = json.loads((NEURAL_ONNX_DIR / "export.json").read_text(encoding="utf-8"))
     assert card["builder"] == "training.gleu.onnx_llama", "make install-neural builds it"
     found = reference_values(NEURAL_ONNX_DIR, [row["text"] for row in stored["texts"]])
-    diffs = _compare(found, stored["texts"])
+    diffs = compare(found, stored["texts"])
     assert diffs["ids_equal"] == 1.0
     assert diffs["logprob"] <= 1e-3 and diffs["pooled"] <= 1e-4, diffs
 
@@ -166,11 +119,11 @@ def test_the_built_graph_is_the_traced_graph_on_the_development_texts(tmp_path, 
     export_onnx(GGUF, built)
     trace_onnx(GGUF, traced)
     stored = json.loads(STORED.read_text(encoding="utf-8"))
-    again = _compare(reference_values(traced, TEXTS), stored["texts"])
+    again = compare(reference_values(traced, TEXTS), stored["texts"])
     assert again == {"ids_equal": 1.0, "logprob": 0.0, "pooled": 0.0}  # the stored values' source
-    texts = development_texts(shared_dir / "dev", per_file=12, seed=0)
+    texts = development_texts(shared_dir / "dev", per_file=12)
     assert len(texts) > 150
-    diffs = _compare(reference_values(built, texts), reference_values(traced, texts))
+    diffs = compare(reference_values(built, texts), reference_values(traced, texts))
     assert diffs["ids_equal"] == 1.0
     assert diffs["logprob"] <= 1e-3 and diffs["pooled"] <= 1e-4, diffs
     heads = head_scores(built, texts[::4]), head_scores(traced, texts[::4])
@@ -178,25 +131,24 @@ def test_the_built_graph_is_the_traced_graph_on_the_development_texts(tmp_path, 
         assert np.abs(np.subtract(heads[0][genre], heads[1][genre])).max() <= 1e-4, genre
 
 
-def development_texts(folder: Path, per_file: int, seed: int) -> list[str]:
-    """`per_file` non-empty texts drawn from each development file (every line a JSON object
-    with `text`), with `random.Random(seed)`."""
-    rng = random.Random(seed)
-    texts = []
-    for path in sorted(folder.glob("*.jsonl")):
-        lines = [json.loads(line)["text"] for line in path.open(encoding="utf-8")]
-        lines = [t for t in lines if t and t.strip() and t.strip() != "null"]
-        texts += rng.sample(lines, min(per_file, len(lines)))
-    return texts
+@pytest.mark.slow
+def test_the_export_runs_with_no_pytorch_nor_transformers(tmp_path):
+    """`fluency export-neural` in a process where PyTorch, transformers and onnxscript cannot
+    be imported (as in an environment with only the `neural` extra)."""
+    import subprocess
+    import sys
 
-
-def head_scores(folder: Path, texts: list[str]) -> dict[str, list[float]]:
-    """Each neural head's scores of the texts, SmolLM2 run from the graph in `folder`."""
-    from scorer.scoring import load_scorer
-
-    scorer = load_scorer("neural")
-    scorer.resources.neural_onnx_dir = folder
-    return {
-        genre: [s.score for s in scorer.score_texts(texts, genre=genre)]
-        for genre in ["general", *sorted(g for g in scorer.genres if g != "general")]
-    }
+    code = (
+        "import sys\n"
+        "for name in ('torch', 'transformers', 'accelerate', 'onnxscript'):\n"
+        "    sys.modules[name] = None\n"
+        "from scorer.cli import main\n"
+        f"sys.exit(main(['export-neural', '--out', {str(tmp_path)!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    card = json.loads((tmp_path / "export.json").read_text(encoding="utf-8"))
+    assert card["builder"] == "training.gleu.onnx_llama" and "torch" not in card["libraries"]
+    found = reference_values(tmp_path, TEXTS)
+    stored = json.loads(STORED.read_text(encoding="utf-8"))["texts"]
+    assert compare(found, stored) == {"ids_equal": 1.0, "logprob": 0.0, "pooled": 0.0}
