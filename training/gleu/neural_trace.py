@@ -12,7 +12,8 @@ checked against, and how 0.16.0 and before made the neural tier's graph.
    (`_blocks`), or the trace fails;
 3. the token embedding table is looked up from the same Q8_0 blocks (`GatherBlockQuantized`).
 
-The folder written holds `smollm2.onnx` and transformers' tokenizer (`tokenizer.json`).
+The folder written holds `smollm2.onnx`, transformers' tokenizer (`tokenizer.json`) and an
+`export.json` the extractor loads it with (no cut graph: every head runs the full pass).
 Needs the `neural-export` extra (PyTorch, transformers, accelerate, onnxscript); about a
 minute and a half on 2 cores. `bench.neural_runtimes` also times transformers' module itself
 (`_torch_model`).
@@ -265,4 +266,19 @@ def trace_onnx(gguf: Path, out: Path) -> Path:
             external_data=False,
         )
         _rewrite(plain, out / NEURAL_ONNX_FILE, _blocks(gguf))
+    import importlib.metadata as md
+    import json
+
+    from scorer.bundle import sha256_file
+
+    card = {  # what the extractor reads (features.neural_lm.load_neural): no cut graph
+        "gguf": gguf.name,
+        "gguf_sha256": sha256_file(gguf),
+        "bos": bos,
+        "n_vocab": len(tokenizer),
+        "outputs": {"logprobs": "natural log", "hidden": {"layers": list(STATE_LAYERS)}},
+        "libraries": {name: md.version(name) for name in ("torch", "transformers", "onnxscript")},
+        "builder": "training.gleu.neural_trace",
+    }
+    (out / "export.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     return out / NEURAL_ONNX_FILE
