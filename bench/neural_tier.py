@@ -84,6 +84,8 @@ def logprobs_only(folder: Path) -> Path:
     from features.resources import NEURAL_ONNX_CPU_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
     from training.gleu.neural_export import EXPORT_CARD, TOKENIZER_FILE, optimise_for_cpu
 
+    if not (NEURAL_ONNX_DIR / NEURAL_ONNX_FILE).is_file():
+        raise SystemExit(f"{NEURAL_ONNX_DIR} has no plain graph: fluency export-neural --plain")
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(NEURAL_ONNX_DIR / TOKENIZER_FILE, folder / TOKENIZER_FILE)
     onnx.utils.extract_model(

