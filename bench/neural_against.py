@@ -4,7 +4,8 @@ general and data-to-text heads, cold start and memory, each side in its own proc
 Two processes, one of this checkout and one of `--other` (its code, and the graph its own
 install made: `FLUENCY_NEURAL_ONNX_DIR` is cleared for it), each one thread
 (OMP_NUM_THREADS=1, as a gunicorn worker). Each loads the `neural` bundle and scores one
-sentence: the cold start, seconds from the process's start. Then the same chunks of `--chunk`
+sentence: the cold start, seconds from the process's start (both start at once). Each head then
+scores a sentence, untimed, so each loads what it reads. Then the same chunks of `--chunk`
 development texts (`--per-file` from each file of ../shared/dev, new to both), each head in
 turn, are sent to both, alternating which goes first; a chunk's time is `score_texts` with that
 head, in that process. Printed: texts a second each side, the ratio of the times with a 95%
@@ -95,6 +96,9 @@ def main(argv=None) -> int:
     sides = {"this": _start(ROOT, True), "other": _start(args.other.resolve(), False)}
     cold = {name: json.loads(side.stdout.readline())["cold"] for name, side in sides.items()}
     print(f"cold start to a first score: this {cold['this']:.2f} s, other {cold['other']:.2f} s")
+    for genre in args.genres:  # each head's path loaded (spaCy, Link Grammar...) before timing
+        for side in sides.values():
+            _ask(side, {"texts": ["The bank said profits rose."], "genre": genre})
     chunks = [texts[i : i + args.chunk] for i in range(0, len(texts), args.chunk)]
     for g, genre in enumerate(args.genres):
         times: dict[str, list[float]] = {"this": [], "other": []}

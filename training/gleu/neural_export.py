@@ -30,7 +30,8 @@ test_neural_export.py). The folder written (default `share/fluency-scorer/smollm
 the Python environment's prefix: the graph belongs with the library that runs it) also holds
 `export.json`: the GGUF's name and SHA-256, the BOS id, the outputs, the library versions and
 the command. The extractor refuses a folder made from another GGUF.
-Needs the `neural` extra (ONNX Runtime, tokenizers, gguf, onnx); ANCHOR_EXPORT_TIME on 2 cores.
+Needs the `neural` extra (ONNX Runtime, tokenizers, gguf, onnx); about 10 seconds
+on 2 cores (`/usr/bin/time fluency export-neural --out DIR`: 10.3 s, 893 MB peak RSS).
 """
 
 from __future__ import annotations
