@@ -214,7 +214,8 @@ import sys, time
 start = time.perf_counter()
 if sys.argv[2:] == ["plain"]:  # the plain graph, optimised at load
     import features.neural_lm as neural
-    neural._graph = lambda ort, folder, card, device, options: folder / neural.NEURAL_ONNX_FILE
+    neural._graph = lambda ort, folder, card, device, options, plain=neural.NEURAL_ONNX_FILE: (
+        folder / plain)  # needs fluency export-neural --plain
 from scorer import load_scorer
 if sys.argv[2:3] == ["folder"]:  # the graph without the states, under the bundle as 0.12.1
     import pathlib                # shipped it: no head reads them
