@@ -13,7 +13,6 @@ explanation or the "min" reading, takes the whole bundle's path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -54,11 +53,9 @@ def head_feature_rows(scorer) -> FeatureRows:
     return found
 
 
-def score_by_head_features(scorer, texts: Sequence[str], how: str) -> list[Any]:
-    """`FluencyScorer.score_texts` of a head `reads_head_features_only` accepts (module
-    docstring): Scores with `gleu` NaN and no feature rows."""
-    from scorer.scoring import Score
-
+def score_by_head_features(scorer, texts: Sequence[str], how: str) -> list[tuple[float, int]]:
+    """(fluency, sentences read) of each text, for `FluencyScorer.score_texts` with a head
+    `reads_head_features_only` accepts (module docstring)."""
     head = scorer.calibration
     filled = fill_placeholders(texts, scorer.placeholders)
     seg = segment(filled, by_sentence=how != "whole")
@@ -69,6 +66,4 @@ def score_by_head_features(scorer, texts: Sequence[str], how: str) -> list[Any]:
     unread = [c for c, w in zip(head.inputs[1:], head.model.coef[1:], strict=True) if w == 0]
     text_rows = [{**dict.fromkeys(unread, 0.0), **row} for row in seg.aggregate_rows(rows, how)]
     fluency = head.apply(np.zeros(len(texts)), text_rows)
-    return [
-        Score(t, float(f), {}, len(i)) for t, f, i in zip(texts, fluency, seg.index, strict=True)
-    ]
+    return [(float(f), len(i)) for f, i in zip(fluency, seg.index, strict=True)]

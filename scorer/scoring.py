@@ -249,7 +249,8 @@ class FluencyScorer:
             )
         how = self.aggregate_for(by_sentence, aggregate)
         if not with_features and parsed is None and reads_head_features_only(self, how):
-            return score_by_head_features(self, texts, how)
+            found = score_by_head_features(self, texts, how)  # gleu not run: NaN
+            return [Score(t, f, {}, n) for t, (f, n) in zip(texts, found, strict=True)]
         filled = fill_placeholders(texts, self.placeholders)
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
