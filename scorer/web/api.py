@@ -89,7 +89,7 @@ def score():
     metrics.texts_scored(len(sentences), scorer.name, genre_name(scorer))
     items = []
     for i, s in enumerate(scores):
-        item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": s.gleu}
+        item: dict[str, Any] = {"index": i, "fluency": s.score, "gleu": _finite(s.gleu)}
         if want:
             item["features"] = s.features
         items.append(item)
@@ -121,7 +121,7 @@ def rerank_view():
             "text": r.text,
             "combined": r.combined,
             "fluency": r.fluency,
-            "gleu": r.gleu,
+            "gleu": _finite(r.gleu),
         }
         if references is not None:
             item["accuracy"] = _finite(r.accuracy)

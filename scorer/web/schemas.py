@@ -24,7 +24,11 @@ FLUENCY = (
     "`heads`), in standard deviations above the average judged output of the development "
     "judgements; for a model without heads the same as `gleu`"
 )
-GLEU = "the GLEU stage's SVM signed distance (Mutton et al. 2007); > 0: the side of real text"
+GLEU = (
+    "the GLEU stage's SVM signed distance (Mutton et al. 2007); > 0: the side of real text; null "
+    "where the head that scored reads none of the GLEU stage (the neural tier's general head, "
+    "SmolLM2's states alone), which is then not run"
+)
 
 
 def ref(name: str) -> dict[str, str]:
@@ -155,7 +159,7 @@ def schemas(
                         "properties": {
                             "index": {"type": "integer", "minimum": 0},
                             "fluency": {"type": "number", "description": FLUENCY},
-                            "gleu": {"type": "number", "description": GLEU},
+                            "gleu": {"type": ["number", "null"], "description": GLEU},
                             "features": {
                                 "type": "object",
                                 "additionalProperties": {"type": "number"},
@@ -220,7 +224,7 @@ def schemas(
                             "text": {"type": "string"},
                             "combined": {"type": "number"},
                             "fluency": {"type": "number", "description": FLUENCY},
-                            "gleu": {"type": "number", "description": GLEU},
+                            "gleu": {"type": ["number", "null"], "description": GLEU},
                             "accuracy": {
                                 "type": "object",
                                 "required": list(METRICS),

@@ -43,6 +43,9 @@ def test_every_extra_named_in_messages_is_one_pyproject_declares():
     assert any(r.startswith("benepar") for r in extras["full"])
     assert any(r.startswith("torch>") for r in extras["full"])
     assert any(r.startswith("onnxruntime") for r in extras["neural"])
+    # The neural tier's extra builds its graph too (training/gleu/onnx_llama), with no PyTorch.
+    names = {r.split("=")[0].split(">")[0].split("<")[0] for r in extras["neural"]}
+    assert {"onnxruntime", "tokenizers", "gguf", "onnx"} == names
 
 
 def test_require_names_the_extra_and_what_is_missing(monkeypatch):
@@ -63,6 +66,7 @@ def test_a_module_is_traced_to_its_extra():
     assert extra_for("benepar.parse_chart") == "full"
     assert extra_for("onnxruntime") == "neural"
     assert extra_for("transformers") == "neural-export"
+    assert extra_for("gguf") == extra_for("onnx") == "neural"
     assert extra_for("distributed") == "dask"
     assert extra_for("numpy") is None and extra_for(None) is None
 
@@ -124,11 +128,13 @@ def test_the_cli_names_the_extra_of_a_tier_it_cannot_load(monkeypatch, tmp_path,
 
 
 def test_export_neural_without_the_export_libraries_names_its_extra(monkeypatch, tmp_path, capsys):
-    _absent(monkeypatch, "transformers", "gguf")
+    """The graph is built with the `neural` extra's gguf and onnx; PyTorch is not asked for."""
+    _absent(monkeypatch, "gguf", "onnx")
     assert main(["export-neural", "--out", str(tmp_path / "graph")]) == 2
     err = capsys.readouterr().err
-    assert "fluency export-neural needs PyTorch, transformers" in err
-    assert "gguf are not installed: pip install 'fluency-scorer[neural-export]'" in err
+    assert "fluency export-neural needs ONNX Runtime, tokenizers, gguf and ONNX" in err
+    assert "gguf, onnx are not installed: pip install 'fluency-scorer[neural]'" in err
+    assert "PyTorch" not in err and "neural-export" not in err
     assert not (tmp_path / "graph").exists()  # refused before anything was written
 
 

@@ -5,8 +5,9 @@ given real errors (`negatives`), and an SVM or a ranking SVM fitted on their fea
 the way in is `train`, `fluency train`); the glue test (`glue`) and the robustness sets
 (`robustness`) check it. The resources its features read are made here too: the n-gram LM (`lm`,
 `fluency train-lm`), the constituency parser (`parser`, `fluency train-parser`; its treebank and
-bracket scores `treebank`), SmolLM2's ONNX graph (`neural_export`, `fluency export-neural`) and
-its unigram table (`neural_unigrams`).
+bracket scores `treebank`), SmolLM2's ONNX graph (`neural_export`, `fluency export-neural`, built by
+the package `onnx_llama`; checked by `neural_check` against `neural_trace`, the graph PyTorch
+traced) and its unigram table (`neural_unigrams`).
 """
 
 __all__ = [
@@ -14,7 +15,9 @@ __all__ = [
     "glue",
     "lm",
     "negatives",
+    "neural_check",
     "neural_export",
+    "neural_trace",
     "neural_unigrams",
     "parser",
     "robustness",
