@@ -93,7 +93,12 @@ def score():
         if want:
             item["features"] = s.features
         items.append(item)
-    return {"model": scorer.name, "genre": genre_name(scorer), "scores": items}
+    return {
+        "model": scorer.name,
+        "genre": genre_name(scorer),
+        "scale": scorer.scale,
+        "scores": items,
+    }
 
 
 @bp.post("/rerank")
@@ -129,6 +134,7 @@ def rerank_view():
     return {
         "model": scorer.name,
         "genre": genre_name(scorer),
+        "scale": scorer.scale,
         "weights": inputs.weights,
         "ranked": items,
     }
