@@ -1,25 +1,26 @@
 """A shipped tier's heads carried over to a GLEU stage retrained on another corpus.
 
-A head maps the GLEU score (with a few columns) onto people's scale, and it was fitted on the
-scores of the GLEU stage it shipped with. A stage trained on another corpus orders texts much
-as that one does, but its distances have another zero and another spread. So the new score is
-first mapped onto the shipped stage's scale: the affine map that gives both scores the same mean
-and standard deviation on the texts the fit held out, real and generated (linear equating, as
-test scores are put on one scale; a regression of one on the other would shrink the spread by
-their correlation and with it the GLEU score's share in each head). The map is then folded into
-each linear head's weights and clip bounds, wherever it reads a GLEU score (the score itself, or
-a reading made of it), so a carried head is an ordinary linear head on the new score: served,
-explained and calibrated as any other. Every other field of a head is kept as it is; the card's
-`carried_heads` says where the heads came from and what the map is.
+A head maps the GLEU score (with a few columns and readings) onto people's scale, and it was
+fitted on the scores of the GLEU stage it shipped with. A stage trained on another corpus orders
+texts much as that one does, but its distances have another zero and another spread. So the new
+stage is put on the shipped stage's scale: its weights and intercept are multiplied and shifted
+by the affine map that gives both scores the same mean and standard deviation on the texts the
+fit held out, real and generated (linear equating, as test scores are put on one scale; a
+regression of one on the other would shrink the spread by their correlation, and with it the
+GLEU score's share in each head). Then every head of the tier reads the new score as it read
+the old, whatever it holds and however it reads a text (summed over sentences too): the heads
+are copied as they are. The card's `carried_heads` says where from and what the map is; the
+new stage's `gleu` is then on the shipped stage's scale (> 0 still reads "looks real", at the
+shipped stage's threshold).
 
-What the map costs against the shipped bundle, on people's ratings: docs/model.md, "Retraining
-on another corpus".
+What carrying costs against the shipped bundle, on people's ratings: docs/model.md,
+"Retraining on another corpus".
 """
 
 from __future__ import annotations
 
-import copy
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,20 +29,16 @@ from typing import Any
 import numpy as np
 
 from features.resources import MODELS_DIR
-from scorer.calibration import DERIVED, GLEU_INPUT, READINGS, card_heads, head_columns
+from scorer.calibration import CALIBRATION_FILE, DERIVED, READINGS, card_heads, head_columns
 
 __all__ = [
-    "GLEU_VALUED",
     "GleuMap",
     "carried_heads",
     "fit_gleu_map",
-    "fold",
+    "rescale",
     "shipped_scores",
     "write_card_entries",
 ]
-
-# The inputs of a head that are GLEU scores: the score itself and the readings made of it.
-GLEU_VALUED = (GLEU_INPUT, "reading/whole", "reading/weighted", "reading/min", "reading/max")
 
 
 @dataclass(frozen=True)
@@ -71,29 +68,16 @@ def fit_gleu_map(new: Sequence[float], shipped: Sequence[float]) -> GleuMap:
     return GleuMap(slope, float(y.mean() - slope * x.mean()), len(x), r)
 
 
-def fold(section: Mapping[str, Any], gleu_map: GleuMap) -> dict[str, Any] | None:
-    """`section` (a card's head) reading the new score: where it reads a GLEU score x it read
-    slope * x + intercept, so that input's weight w becomes w * slope, the head's intercept
-    gains w * intercept, and its clip bounds c become (c - intercept) / slope. None for a head
-    that is not linear (a pickled regressor), which no map can be folded into."""
-    linear = section.get("linear")
-    if not isinstance(linear, Mapping) or "coef" not in linear:
-        return None
-    out = copy.deepcopy(dict(section))
-    coef = [float(w) for w in linear["coef"]]
-    intercept = float(linear["intercept"])
-    clip = out.get("clip")
-    for i, name in enumerate(out["inputs"]):
-        if name not in GLEU_VALUED:
-            continue
-        intercept += coef[i] * gleu_map.intercept
-        coef[i] *= gleu_map.slope
-        for side in ("low", "high") if clip else ():
-            bound = clip[side][i]
-            if bound is not None:
-                clip[side][i] = (float(bound) - gleu_map.intercept) / gleu_map.slope
-    out["linear"] = {**out["linear"], "coef": coef, "intercept": intercept}
-    return out
+def rescale(pipeline, gleu_map: GleuMap) -> None:
+    """Put a fitted pipeline's ranker on the shipped scale, in place: its score s becomes
+    slope * s + intercept (weights times the slope; the intercept mapped). Its caps hold the
+    standardised inputs, before the weights, and stay as they are. A ValueError for an SVM
+    that is not a `RankSVM` (`--objective classify`): its score is libsvm's own."""
+    svm = pipeline.steps[-1][1]
+    if type(svm).__name__ != "RankSVM":
+        raise ValueError(f"only a ranking SVM's score can be rescaled, not a {type(svm).__name__}")
+    svm.coef_ = np.asarray(svm.coef_, dtype=float) * gleu_map.slope
+    svm.intercept_ = float(svm.intercept_) * gleu_map.slope + gleu_map.intercept
 
 
 def shipped_scores(
@@ -125,37 +109,40 @@ def carried_heads(
     tier: str,
     gleu_map: GleuMap,
     columns: Sequence[str],
+    folder: str | Path,
     *,
     fitted_on: str,
     models_dir: str | Path = MODELS_DIR,
 ) -> dict[str, Any]:
-    """Card entries for a bundle whose GLEU stage yields `columns`, carrying the heads of the
-    shipped `tier` through `gleu_map`: `heads`, the `head_features` they read beyond the GLEU
-    stage (if any), and `carried_heads`, which says where from, the map, on what it was fitted
-    (`fitted_on`) and each head left behind with the reason."""
+    """Card entries for the bundle at `folder`, whose GLEU stage yields `columns` and was put on
+    the shipped `tier`'s scale by `gleu_map` (`rescale`): the tier's `heads` as they are, each
+    one that reads only what this bundle yields; the `head_features` they read beyond the GLEU
+    stage, if any; and `carried_heads`: where from, the map, on what it was fitted
+    (`fitted_on`), and each head left behind with the reason. A pickled head's file is copied
+    into `folder` beside the card that names it."""
     from scorer.bundle import read_card
 
-    _, card = read_card(tier, models_dir)  # the heads whole, their weights' file joined
+    source, card = read_card(tier, models_dir)  # the heads whole, their weights' file joined
     known = {*columns, *head_columns(card), *READINGS, *DERIVED}
     heads: dict[str, Any] = {}
     left: dict[str, str] = {}
     for genre, section in card_heads(card).items():
         lacking = [c for c in section.get("inputs", [])[1:] if c not in known]
-        folded = None if lacking else fold(section, gleu_map)
         if lacking:
             left[genre] = f"it reads {', '.join(lacking)}, which this bundle does not yield"
-        elif folded is None:
-            left[genre] = "it is not linear: no map folds into it"
         else:
-            heads[genre] = folded
+            heads[genre] = section
+    if any("linear" not in section for section in heads.values()):
+        shutil.copyfile(Path(source) / CALIBRATION_FILE, Path(folder) / CALIBRATION_FILE)
     out: dict[str, Any] = {
         "heads": dict(sorted(heads.items())),
         "carried_heads": {
             "from": tier,
             "from_model_sha256": card.get("model_sha256"),
             "gleu_map": {**asdict(gleu_map), "fitted_on": fitted_on},
-            "method": "the new GLEU score given the shipped one's mean and standard deviation "
-            "on the held-out texts, folded into each head's weights and clip bounds",
+            "method": "the GLEU stage's weights and intercept mapped so that its score has the "
+            "shipped one's mean and standard deviation on the held-out texts; the heads as "
+            "they are",
             "left_out": left,
         },
     }

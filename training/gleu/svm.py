@@ -120,7 +120,7 @@ def held_out_split(real: Sequence[int], seed: int) -> tuple[np.ndarray, np.ndarr
 
 class _Counted:
     """A cross-validation scorer that also moves a progress bar: `GridSearchCV` calls it once
-    for each fold of each candidate, in this process when it runs one job."""
+    for each fold of each candidate, in this process when its jobs are threads."""
 
     def __init__(self, scorer, bar):
         self.scorer, self.bar = scorer, bar
@@ -208,6 +208,7 @@ def fit_rank(
     kernels: Sequence[str] = ("linear",),
     levels: str = "binary",
     progress: bool = True,
+    n_jobs: int = 1,
 ) -> tuple[object, dict]:
     """A ranking SVM over `level(kind)`; kernel (among `kernels`) and C chosen by 5-fold CV on
     Spearman with the level.
@@ -220,8 +221,10 @@ def fit_rank(
     distinction people's judgements of real system output never ask for, and agrees worse with
     them. The grid reaches C = 0.001 because CV chooses small C here. Figures: docs/model.md.
 
-    One job: each fit is one LinearSVC over the same 200,000 pairs (a few seconds), and a bar
-    shows the fits done (`progress`)."""
+    Each fit is one LinearSVC over the same 200,000 pairs (a few seconds), `n_jobs` at a time in
+    threads (liblinear releases the GIL), so a bar in this process shows the fits done
+    (`progress`); the folds' results do not depend on the order they finish in."""
+    from joblib import parallel_config
     from scipy.stats import spearmanr
     from sklearn.metrics import make_scorer
     from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
@@ -242,10 +245,11 @@ def fit_rank(
     n_fits = len(ParameterGrid(grid)) * folds.get_n_splits()
     # Each fold of each candidate, then the chosen one on the training part and on all rows.
     bar = tqdm(total=n_fits + 2, desc="fitting", unit=" fits", disable=not progress)
-    search = GridSearchCV(model[1:], grid, cv=folds, scoring=_Counted(spearman, bar), n_jobs=1)
+    scoring = _Counted(spearman, bar)
+    search = GridSearchCV(model[1:], grid, cv=folds, scoring=scoring, n_jobs=n_jobs)
     t0 = time.perf_counter()
     # StratifiedKFold stratifies on y: the levels, so every fold has every level.
-    with bar:
+    with bar, parallel_config(backend="threading"):
         search.fit([rows[i] for i in train_idx], y[train_idx])
         bar.update(1)
         held = search.best_estimator_.decision_function([rows[i] for i in test_idx])

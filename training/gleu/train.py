@@ -95,7 +95,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         default=None,
         help="one-error negatives, cycled (training/gleu/negatives.py)",
     )
-    add_jobs_option(ap, default=2, help="feature-extraction processes")
+    add_jobs_option(ap, default=2, help="feature-extraction processes, then fits at a time")
     ap.add_argument(
         "--lm",
         help="language-model folder (fluency train-lm); default: the shipped "
@@ -188,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
             features=features,
             kernels=options.kernels,
             levels=options.levels,
+            n_jobs=args.jobs,
         )
     else:
         model, metrics = fit(rows, labels, seed=args.seed, features=features, n_jobs=args.jobs)
@@ -215,38 +216,50 @@ def run(args: argparse.Namespace) -> int:
         "metrics": metrics,
         "resources": used,
     }
+    gleu_map = (
+        None if args.no_heads else _gleu_map(args.tier, model, texts, rows, labels, used, args)
+    )
+    if gleu_map is not None:
+        from training.gleu.carry import rescale
+
+        rescale(model, gleu_map)  # before saving: the pipeline and gleu_stage.json agree
     from scorer.model import save_model
+    from training.gleu.carry import carried_heads, write_card_entries
 
     save_model(model, out, card)
-    heads = None if args.no_heads else _carry(args.tier, model, texts, rows, labels, used, args)
-    from training.gleu.carry import write_card_entries
-
+    heads = None
+    if gleu_map is not None:
+        n_real = sum(labels[i] for i in held_out_split(labels, args.seed)[1])
+        fitted_on = (
+            f"the {gleu_map.n_texts} texts the fit held out ({n_real} real, "
+            f"{gleu_map.n_texts - n_real} generated), scored by this GLEU stage (refitted on "
+            "all texts) and the shipped one"
+        )
+        columns = list(model.named_steps["vectorize"].get_feature_names_out())
+        heads = carried_heads(args.tier, gleu_map, columns, out, fitted_on=fitted_on)
     write_card_entries(out, heads or {})
     print(f"saved {out}: held-out accuracy {metrics['held_out_accuracy']:.3f}, {metrics}")
     print(_next_steps(out, heads))
     return 0
 
 
-def _carry(tier, model, texts, rows, labels, resources, args) -> dict | None:
-    """Card entries carrying `tier`'s heads over to `model` (`training.gleu.carry`), the map
-    fitted on the texts the fit held out; None, with a warning, when they cannot be carried."""
-    from training.gleu.carry import carried_heads, fit_gleu_map, shipped_scores
+def _gleu_map(tier, model, texts, rows, labels, resources, args):
+    """The map putting `model`'s GLEU score on the shipped `tier`'s scale, fitted on the texts
+    the fit held out (`training.gleu.carry`); None, with a warning, when the tier's heads cannot
+    be carried over."""
+    from training.gleu.carry import fit_gleu_map, shipped_scores
 
-    _, held = held_out_split(labels, args.seed)
+    if type(model.steps[-1][1]).__name__ != "RankSVM":
+        logger.warning("heads are carried over to a ranking SVM only (--objective rank)")
+        return None
+    held = held_out_split(labels, args.seed)[1]
     held_texts, held_rows = [texts[i] for i in held], [rows[i] for i in held]
     new = model[1:].decision_function(held_rows)
     try:
-        gleu_map = fit_gleu_map(new, shipped_scores(tier, held_texts, held_rows, resources))
+        return fit_gleu_map(new, shipped_scores(tier, held_texts, held_rows, resources))
     except ValueError as exc:
         logger.warning("the %s tier's heads are not carried over: %s", tier, exc)
         return None
-    n_real = sum(labels[i] for i in held)
-    fitted_on = (
-        f"the {len(held)} texts the fit held out ({n_real} real, {len(held) - n_real} "
-        "generated), scored by this GLEU stage (refitted on all texts) and the shipped one"
-    )
-    columns = list(model.named_steps["vectorize"].get_feature_names_out())
-    return carried_heads(tier, gleu_map, columns, fitted_on=fitted_on)
 
 
 def _next_steps(out: Path, heads: dict | None) -> str:
@@ -259,9 +272,13 @@ def _next_steps(out: Path, heads: dict | None) -> str:
         genres = ", ".join(heads["heads"])
         scale = (
             f"scores are fluency: the {carried['from']} tier's heads ({genres}) carried over, "
-            f"its GLEU scale = {m['slope']:.3f} x this one's {m['intercept']:+.3f} "
-            f"(r = {m['pearson']:.3f} on {m['n_texts']} held-out texts)"
+            f"this GLEU stage put on its scale (x {m['slope']:.3f}, {m['intercept']:+.3f}; "
+            f"r = {m['pearson']:.3f} on {m['n_texts']} held-out texts)"
         )
+        if carried["left_out"]:
+            scale += "; left out: " + "; ".join(
+                f"{genre}, as {why}" for genre, why in carried["left_out"].items()
+            )
     else:
         scale = "no head: scores are the GLEU distance (gleu), not fluency on people's scale"
     env = f"FLUENCY_MODELS_DIR={where}"
