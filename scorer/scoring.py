@@ -177,12 +177,6 @@ class FluencyScorer:
         return str(self.card.get("name", "unnamed"))
 
     @property
-    def scale(self) -> str:
-        """What its scores are: "fluency" when a head scores (people's scale), "gleu" when the
-        GLEU stage scores alone (a bundle without heads: its signed distance)."""
-        return "fluency" if self.calibration is not None else "gleu"
-
-    @property
     def features(self) -> tuple[str, ...]:
         """The extractors the model reads, by versioned name: its GLEU stage's, then those
         only its heads read (the card's `head_features`: SmolLM2's states on the neural tier)."""

@@ -207,11 +207,13 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
 
 
 def _scale(args, config) -> str:
-    """What the scores are (`FluencyScorer.scale`), from the scorer loaded in this process or
+    """What the scores are (`scorer.bundles.scale_of`), from the scorer loaded in this process or
     loaded again (its card and GLEU stage: nothing is parsed); a note on standard error when
     they are the GLEU distance, not fluency."""
+    from scorer.bundles import scale_of
+
     in_process = args.jobs <= 1 and not args.dask
-    scale = (_WORKER["scorer"] if in_process else _scorer(args, config)).scale
+    scale = scale_of(_WORKER["scorer"] if in_process else _scorer(args, config))
     if scale == "gleu":
         print(
             f"fluency: note: model {args.model or config['MODEL_PATH']} has no head: its scores "
