@@ -38,6 +38,7 @@ __all__ = [
     "load_configured_all",
     "load_scorers",
     "load_shared",
+    "scale_of",
 ]
 
 
@@ -174,6 +175,12 @@ def describe(scorer: FluencyScorer) -> dict[str, Any]:
 def genre_name(scorer: FluencyScorer) -> str:
     """The genre a scorer's head was fitted for, "general" for the bundle's own."""
     return scorer.genre or "general"
+
+
+def scale_of(scorer: FluencyScorer) -> str:
+    """What its scores are: "fluency" when a head scores (people's scale), "gleu" when the GLEU
+    stage scores alone (a bundle without heads: its signed distance)."""
+    return "fluency" if scorer.calibration is not None else "gleu"
 
 
 def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:

@@ -47,8 +47,21 @@ def summarize(card: Mapping[str, Any]) -> str:
         genres = ", ".join(f"{genre} ({_head(section)})" for genre, section in heads.items())
         parts.append(f"Genre heads: {genres}.")
     if general or heads:
+        parts.append(_carried(card.get("carried_heads")))
         parts.append(SCALES)
-    return " ".join(parts)
+    return " ".join(p for p in parts if p)
+
+
+def _carried(section: Any) -> str:
+    """'Heads carried over from the default tier ...' for a retrained bundle
+    (`training.gleu.carry`), '' for any other."""
+    if not isinstance(section, Mapping) or not isinstance(section.get("gleu_map"), Mapping):
+        return ""
+    m = section["gleu_map"]
+    return (
+        f"Heads carried over from the {section.get('from')} tier: this GLEU score mapped onto "
+        f"its scale (r = {float(m['pearson']):.3f} on {m['n_texts']} held-out texts)."
+    )
 
 
 def _head(section: Mapping[str, Any]) -> str:

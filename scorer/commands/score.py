@@ -95,15 +95,15 @@ def _warn(outcomes, offset: int, where: str) -> None:
             )
 
 
-def _score_row(row: dict, outcome, *, plain: bool, features: bool) -> dict:
-    """The output row: `{"score", "gleu", "features"}` for plain text on standard output (the
-    fluency, the GLEU stage's distance, the feature values), else the input row with `score`
-    and `reason` added."""
+def _score_row(row: dict, outcome, *, plain: bool, features: bool, scale: str = "fluency") -> dict:
+    """The output row: `{"score", "scale", "gleu", "features"}` for plain text on standard
+    output (the score, what it is, the GLEU stage's distance, the feature values), else the
+    input row with `score` and `reason` added."""
     s = outcome.score
     if plain:
         if s is not None:
             gleu = s.gleu if math.isfinite(s.gleu) else None  # not run for a states-only head
-            return {"score": s.score, "gleu": gleu, "features": s.features}
+            return {"score": s.score, "scale": scale, "gleu": gleu, "features": s.features}
         from scorer.batch import EMPTY
 
         return {"score": None, **({} if outcome.reason == EMPTY else {"reason": outcome.reason})}
@@ -189,12 +189,13 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
     results, stop = _score_results(args, config, chunks)
     where, offset = ("line" if fmt == "text" else "row"), 0
     try:
+        scale = _scale(args, config)
         for rows, outcomes in results:
             _warn(outcomes, offset, where)
             features = _with_features(args)
             writer.write(
                 [
-                    _score_row(r, o, plain=plain, features=features)
+                    _score_row(r, o, plain=plain, features=features, scale=scale)
                     for r, o in zip(rows, outcomes, strict=True)
                 ]
             )
@@ -205,6 +206,24 @@ def cmd_score(args: argparse.Namespace, config: dict) -> int:
         writer.close()
         bar.close()
     return 0
+
+
+def _scale(args, config) -> str:
+    """What the scores are (`scorer.bundles.scale_of`), from the scorer loaded in this process or
+    loaded again (its card and GLEU stage: nothing is parsed); a note on standard error when
+    they are the GLEU distance, not fluency."""
+    from scorer.bundles import scale_of
+
+    in_process = args.jobs <= 1 and not args.dask
+    scale = scale_of(_WORKER["scorer"] if in_process else _scorer(args, config))
+    if scale == "gleu":
+        print(
+            f"fluency: note: model {args.model or config['MODEL_PATH']} has no head: its scores "
+            "are the GLEU distance (gleu; > 0 looks like real text), not fluency on people's "
+            "scale; fluency train carries a tier's heads over, fluency calibrate fits one",
+            file=sys.stderr,
+        )
+    return scale
 
 
 def _windowed(pool, chunks: Iterator[list[dict]], window: int, args) -> Iterator[tuple]:

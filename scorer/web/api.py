@@ -20,7 +20,7 @@ from flask import Blueprint, current_app, request
 
 from features.accuracy import score_accuracy
 from features.parsing import load_nlp
-from scorer.bundles import genre_name
+from scorer.bundles import genre_name, scale_of
 from scorer.deadline import in_chunks
 from scorer.errors import ModelLoadError
 from scorer.head_weights import lean_heads
@@ -93,7 +93,12 @@ def score():
         if want:
             item["features"] = s.features
         items.append(item)
-    return {"model": scorer.name, "genre": genre_name(scorer), "scores": items}
+    return {
+        "model": scorer.name,
+        "genre": genre_name(scorer),
+        "scale": scale_of(scorer),
+        "scores": items,
+    }
 
 
 @bp.post("/rerank")
@@ -129,6 +134,7 @@ def rerank_view():
     return {
         "model": scorer.name,
         "genre": genre_name(scorer),
+        "scale": scale_of(scorer),
         "weights": inputs.weights,
         "ranked": items,
     }

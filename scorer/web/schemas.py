@@ -96,6 +96,12 @@ def _genre(genres: Sequence[str] | None) -> dict[str, Any]:
 
 
 GENRE_USED = "the head that scored: `general`, or the genre named"
+SCALE = {
+    "enum": ["fluency", "gleu"],
+    "description": "what `fluency` holds: `fluency`, a head's score on people's scale; `gleu`, "
+    "the GLEU distance itself (a model without heads, such as one retrained with "
+    "`fluency train --no-heads`)",
+}
 
 
 def schemas(
@@ -146,10 +152,11 @@ def schemas(
         },
         "ScoreResponse": {
             "type": "object",
-            "required": ["model", "genre", "scores"],
+            "required": ["model", "genre", "scale", "scores"],
             "properties": {
                 "model": {"type": "string", "description": "the model that scored"},
                 "genre": {"type": "string", "description": GENRE_USED},
+                "scale": SCALE,
                 "scores": {
                     "type": "array",
                     "items": {
@@ -204,10 +211,11 @@ def schemas(
         },
         "RerankResponse": {
             "type": "object",
-            "required": ["model", "genre", "weights", "ranked"],
+            "required": ["model", "genre", "scale", "weights", "ranked"],
             "properties": {
                 "model": {"type": "string", "description": "the model that scored"},
                 "genre": {"type": "string", "description": GENRE_USED},
+                "scale": SCALE,
                 "weights": {
                     "type": "object",
                     "description": "Weights used, normalised to sum to 1",
