@@ -146,22 +146,6 @@ def _score(columns: Mapping) -> np.ndarray:
     return columns[READING]["score"]
 
 
-def _columns(made: Mapping, served: Mapping, said: Mapping, carried: float) -> dict:
-    """{kind: (originals' columns, versions' columns)} of the head's scores without the weight it
-    carries (`carried`) and of the share said again."""
-
-    def cols(texts: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
-        s = np.array([said[t] for t in texts])
-        bare = np.array([served[t] for t in texts]) + carried * s
-        return {READING: {"score": bare, SAID_AGAIN: s}}
-
-    return {kind: (cols(a), cols(b)) for kind, (a, b) in made.items()}
-
-
-def _score(columns: Mapping) -> np.ndarray:
-    return columns[READING]["score"]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from scorer.bundle import bundle_folder
     from scorer.bundles import load_configured_all
