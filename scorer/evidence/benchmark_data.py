@@ -105,14 +105,17 @@ def model_columns(
     split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
     calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
     needs_readings = calibration is not None and calibration.needs_readings
+    parse = needs_readings and calibration.needs_parsed_readings  # else the text's own readings
     # Whole texts are rows only where something reads them: the "whole" aggregate, readings.
-    wanted = (whole.sentences if "whole" in aggregates or needs_readings else []) + split.sentences
+    wanted = (whole.sentences if "whole" in aggregates or parse else []) + split.sentences
     sentences = list(dict.fromkeys(wanted))
     found = scorer.sentence_rows(sentences, cache_dir=cache_dir, n_jobs=n_jobs, progress=progress)
     by_text = dict(zip(sentences, found, strict=True))
     readings = None
     if needs_readings:
-        readings = scorer.readings(filled, cache_dir=cache_dir)  # rows are all found by now
+        # rows are all found by now
+        by = split if split is not whole else None
+        readings = scorer.readings(filled, cache_dir=cache_dir, parse=parse, split=by)
     out = {}
     for how in aggregates:
         seg = whole if how == "whole" else split

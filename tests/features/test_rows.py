@@ -152,7 +152,7 @@ def test_score_benchmark_calibrate_and_train_share_one_path(tmp_path, parses):
     path = _judgements(tmp_path / "toy.jsonl", texts)
     cache = tmp_path / "rows"
     scorer = load_scorer("default")
-    scored = scorer.score_texts(texts)
+    scored = scorer.score_texts(texts, aggregate="weighted")
     assert scorer.rows.n_computed > 0  # scoring asks the same object for its rows
     run_benchmark([scorer], [path], aggregates=["weighted"], cache_dir=cache, n_samples=100)
     parses.clear()

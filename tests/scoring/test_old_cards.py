@@ -68,7 +68,8 @@ def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
         assert bare.calibration is None and bare.genres == ["general"]
         assert GENERAL not in card_heads(bare.card)
         assert set(card_heads(bare.card)) == set(scorer.genres) - {GENERAL}
-        assert [s.score for s in bare.score_texts(TEXTS)] == [
+        how = scorer.aggregate_for()  # read as the general head reads a text
+        assert [s.score for s in bare.score_texts(TEXTS, aggregate=how)] == [
             s.gleu for s in scorer.score_texts(TEXTS)
         ]
 

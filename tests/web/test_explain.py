@@ -75,7 +75,11 @@ def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default, ag
         total = c.intercept + sum(x.contribution for x in c.features)
         assert total == pytest.approx(e.fluency, abs=1e-6)
         assert abs(c.residual) < 1e-6
-        assert len(c.features) == len(default.card["feature_columns"])
+        # every GLEU feature, and what the head reads beside the GLEU score (what is said again)
+        names = [x.feature for x in c.features]
+        columns = set(default.card["feature_columns"])
+        assert len(names) == len(set(names)) and columns <= set(names)
+        assert set(names) - columns <= set(default.calibration.inputs)
         sizes = [abs(x.contribution) for x in c.features]
         assert sizes == sorted(sizes, reverse=True)
 

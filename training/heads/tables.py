@@ -234,6 +234,24 @@ def per_file_markdown(table: Sequence[Mapping]) -> list[str]:
     return out
 
 
+def said_again_line(entry: Mapping) -> str:
+    """One line of a head's said-again check: its weight, its lowest share, and what the weight
+    costs held out (mean rho / tau, system pair accuracy with it and without)."""
+    shares = entry.get("shares") or {}
+    line = f"said again: weight {entry['weight']:.3f}"
+    if shares:
+        kind = min(shares, key=shares.get)
+        line += f", lowest share at or below the text {shares[kind]:.3f} ({kind})"
+    cost = entry.get("held_out")
+    if cost:
+        w, wo = cost["with"], cost["without"]
+        line += (
+            f"; held out with it {w['rho']:.3f} / {w['tau']:.3f}, {w['systems']}, "
+            f"without {wo['rho']:.3f} / {wo['tau']:.3f}, {wo['systems']}"
+        )
+    return line
+
+
 def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
     """Each head's held-out means beside minus the length and its best single input."""
     for name, r in report.items():
@@ -247,6 +265,8 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
                 file=out,
             )
         print("\n".join(table_markdown(r["table"])), file=out)
+        if r.get("said_again"):
+            print(said_again_line(r["said_again"]), file=out)
         for f, why in (r.get("system_level_skipped") or {}).items():
             print(f"system level: {f} skipped, {why}", file=out)
         for other in r.get("also_tried", ()):
