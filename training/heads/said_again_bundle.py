@@ -97,10 +97,14 @@ def check_heads(
     seed: int = 12345,
     floor: float = 0.95,
     as_served: bool = False,
+    cache_dir: str | Path | None = None,
+    n_jobs: int = 1,
 ) -> dict[str, HeadCheck]:
     """{genre: its check} of each head of `scorer` (`genres`: these only) on `n` paragraphs of
     `corpus`, each head's weight chosen on `n` others (`training.heads.said_again`); with
-    `as_served`, each head checked at the weight it carries."""
+    `as_served`, each head checked at the weight it carries. With `cache_dir` or `n_jobs`, the
+    texts' feature rows (whole and by sentence) are read from and kept in that store, computed
+    in `n_jobs` processes, before any head scores them (the scorer keeps them in memory)."""
     import random
 
     paras = paragraphs(corpus, n=2 * n, seed=seed)
@@ -110,6 +114,8 @@ def check_heads(
         dict.fromkeys(t for made in sets.values() for a, b in made.values() for t in a + b)
     )
     said = dict(zip(texts, text_readings(texts)[SAID_AGAIN], strict=True))
+    if cache_dir is not None or n_jobs > 1:
+        _read_rows(scorer, texts, cache_dir, n_jobs)
     out = {}
     for genre in tqdm(genres or scorer.genres, desc="heads", unit=" head"):
         head = scorer.for_genre(genre)
@@ -128,6 +134,20 @@ def check_heads(
             genre, needed, weight, carried, check.shares(_score, READING, weight), floor
         )
     return out
+
+
+def _read_rows(scorer, texts: Sequence[str], cache_dir, n_jobs: int) -> None:
+    """Every sentence and whole text of `texts` (placeholders filled) in `scorer`'s rows."""
+    from features.placeholders import fill_placeholders
+    from features.segment import segment
+
+    filled = fill_placeholders(texts, scorer.placeholders)
+    wanted = (
+        segment(filled, by_sentence=True).sentences + segment(filled, by_sentence=False).sentences
+    )
+    scorer.sentence_rows(
+        list(dict.fromkeys(wanted)), cache_dir=cache_dir, n_jobs=n_jobs, progress=True
+    )
 
 
 def _columns(made: Mapping, served: Mapping, said: Mapping, carried: float) -> dict:
@@ -170,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--as-served", action="store_true", help="check each head at the weight it carries"
     )
     ap.add_argument("--json", help="write every head's check here")
+    ap.add_argument("--cache", help="feature-row store the texts' rows are read from and kept in")
+    ap.add_argument("--jobs", type=int, default=1, help="processes computing the rows")
     ap.add_argument("--write", action="store_true", help="heads that pass carry their weight")
     args = ap.parse_args(argv)
     config = from_env()
@@ -182,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         floor=args.floor,
         as_served=args.as_served,
+        cache_dir=args.cache,
+        n_jobs=args.jobs,
     )
     for genre, c in found.items():
         shares = ", ".join(f"{k} {v:.1%}" for k, v in c.shares.items())
