@@ -117,3 +117,42 @@ def test_versions_say_the_paragraph_and_its_sentences_again():
     assert len(words) == 4 and any(words[i] == words[i + 1] for i in range(3))
     one, eight = made["sentence x8"]
     assert one[0] in paras[0] and eight[0] == " ".join([one[0]] * 8)
+
+
+def test_without_a_general_head_the_gleu_stage_serves_with_the_weight_it_needs():
+    """No general head ships: the GLEU score alone, read by sentence as the stage serves it,
+    carries the weight on what is said again its check needs, and the report says so."""
+    from scorer.calibration import GLEU_INPUT
+    from training.heads.figures import HeadFile
+    from training.heads.tier import gleu_alone
+
+    rng = np.random.default_rng(3)
+    files = []
+    for name, genre in (("a", "x"), ("b", "x"), ("c", "y"), ("d", "y")):
+        gleu = rng.normal(size=40)
+        cols = {GLEU_INPUT: gleu, SAID_AGAIN: np.zeros(40)}
+        files.append(
+            HeadFile(name, genre, gleu + rng.normal(size=40), [f"g{i // 4}" for i in range(40)],
+                     {"weighted": cols}, {"minus length": rng.normal(size=40)}, [])
+        )  # fmt: skip
+
+    def cols(score, said):
+        return {"weighted": {GLEU_INPUT: np.asarray(score, float), SAID_AGAIN: np.asarray(said)}}
+
+    made = {"sentence said again": (cols([0.0] * 4, [0] * 4), cols([0.2] * 4, [0.25] * 4))}
+    check = ScrambleCheck(cols([1.0], [0]), cols([0.0], [0]), 0.95, {}, SaidAgain(made, made, 0.95))
+    decision = {"ship": False, "decision": "not shipped: below its best single input"}
+    section = gleu_alone(files, check, decision, held="one genre out", command="c")
+    assert section["aggregate"] == "weighted"
+    assert section["inputs"] == [GLEU_INPUT, SAID_AGAIN]
+    assert section["linear"]["coef"] == pytest.approx([1.0, -0.8])
+    served = section["selection"]
+    assert served["decision"].startswith("not shipped: below its best single input; served:")
+    assert served["served"] == {"reading": "weighted", "inputs": [GLEU_INPUT]}
+    assert served["said_again"]["shares"] == {"sentence said again": 1.0}
+    cost = served["said_again"]["held_out"]
+    assert cost["with"] == cost["without"]  # no development text says anything again
+    # a stage that needs no weight is left as it is
+    flat = {"text twice": (cols([0.0], [0]), cols([0.0], [0.5]))}
+    calm = ScrambleCheck(cols([1.0], [0]), cols([0.0], [0]), 0.95, {}, SaidAgain(flat, flat, 0.95))
+    assert gleu_alone(files, calm, decision, held="one genre out", command="c") is None

@@ -127,6 +127,8 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         "scrambles",
         "table",
         "system_level_skipped",
+        "said_again",
+        "served",
     )
     if any("head" in v and "table" not in v for v in report.values()):  # read from the card
         kept = read_heads_report(folder, card)
@@ -203,7 +205,12 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             if top:
                 name = top["label"].split(": ", 1)[1]
                 best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}{_sys(top)}<br>"
-            if r["decision"].startswith("shipped") and "head" in table:
+            cost = (r.get("said_again") or {}).get("held_out")
+            if "served" in r and cost:  # no head shipped: the GLEU stage, said-again safe
+                h = cost["with"]
+                systems = f"<br>systems {_fmt(h['systems'])}" if h.get("systems") else ""
+                cells.append(f"GLEU stage {_fmt(h['rho'])} / {_fmt(h['tau'])}{systems}")
+            elif r["decision"].startswith("shipped") and "head" in table:
                 h = table["head"]
                 cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**{_sys(h)}")
             else:
