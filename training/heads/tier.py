@@ -223,7 +223,7 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
         preds = {f.name: h.predict(f) for f in files}
         j = judge(preds, files, True)
         systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": round(j.rho, 4), "tau": round(j.tau, 4), "systems": systems}
+        out[name] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
     return out
 
 
