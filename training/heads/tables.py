@@ -246,8 +246,9 @@ def said_again_line(entry: Mapping) -> str:
     if cost:
         w, wo = cost["with"], cost["without"]
         line += (
-            f"; held out with it {w['rho']:.3f} / {w['tau']:.3f}, {w['systems']}, "
-            f"without {wo['rho']:.3f} / {wo['tau']:.3f}, {wo['systems']}"
+            f"; held out with it {_cell(w['rho'])} / {_cell(w['tau'])}, "
+            f"systems {_cell(w['systems'])}; without {_cell(wo['rho'])} / {_cell(wo['tau'])}, "
+            f"systems {_cell(wo['systems'])}"
         )
     return line
 
@@ -256,8 +257,7 @@ def against_general_line(figures: Mapping) -> str:
     """One line of a genre head against the general head on the genre's files."""
 
     def cell(x: Mapping) -> str:
-        systems = "–" if x.get("systems") is None else f"{x['systems']:.3f}"
-        return f"{_cell(x.get('rho'))} / {_cell(x.get('tau'))}, systems {systems}"
+        return f"{_cell(x.get('rho'))} / {_cell(x.get('tau'))}, systems {_cell(x.get('systems'))}"
 
     verdict = "above it" if figures["ok"] else "not above it"
     return (
