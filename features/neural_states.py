@@ -37,7 +37,7 @@ def pooled_states(lm: NeuralLM, texts: Sequence[str]):
     """(states, logprob sums, token counts) of texts read whole, from the same passes: states
     [texts, layers, len(POOLINGS), hidden] float32, each text's hidden states after each of the
     graph's layers (`lm.layers`) pooled over its own tokens (`_pool`; zeros for a text of no
-    tokens). What training/state_head.py chooses the layer and pooling from."""
+    tokens). What training/heads/learned.py chooses the layer and pooling from."""
     import numpy as np
 
     if not lm.layers:
@@ -117,7 +117,7 @@ def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict
     """SmolLM2-135M's hidden state after layer `STATE_LAYER` of 30, averaged over the text's
     tokens (`STATE_POOLING`): 576 numbers a text (0 for a text of no tokens), from the same
     passes as `neural.v2`'s log-probabilities when the batch ran them, else from the cut pass.
-    No fluency reading of its own: a learned head (training/state_head.py) weighs them against
+    No fluency reading of its own: a learned head (training/heads/learned.py) weighs them against
     people's ratings."""
     lm = resources.get("neural", load_neural)
     found = state_passes(lm, [lm.tokenize(s.text) for s in sentences])

@@ -137,7 +137,7 @@ def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curv
 
 def test_a_residual_general_head_is_written_served_and_explained_in_its_two_parts(tmp_path):
     """The variant fitted on SmolLM2's real states of two-sentence texts (and their shuffles)
-    under the general head's reading, written as `python -m training.state_head --write` writes
+    under the general head's reading, written as `python -m training.heads.learned --write` writes
     a head into a copy of the neural bundle and loaded as the service loads it: it scores as
     fitted, and an explanation gives the GLEU part and the states part apart, adding up."""
     import shutil

@@ -101,11 +101,9 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     head tried goes in `heads_report.json` beside the card, and in the card's `heads_report`
     without its tables (`scorer.heads_report.write_heads_report`); the card's `summary` is
     written from the heads (`scorer.summary`). An entry of `report` read from a lean card
-    (its `head` without its `table`) keeps the table the bundle's report holds for it. A
-    pickled second stage left beside the card is removed: every head is served from the
-    card."""
+    (its `head` without its `table`) keeps the table the bundle's report holds for it."""
     from scorer.bundle import CARD_FILE
-    from scorer.calibration import CALIBRATION_FILE, GENERAL
+    from scorer.calibration import GENERAL
     from scorer.head_weights import is_lean, join_weights, write_weights
     from scorer.heads_report import read_heads_report, write_heads_report
     from scorer.summary import summarize
@@ -114,8 +112,6 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     whole = card.get("heads") or {}  # a section read from a lean card takes its weights here
     sections = {k: whole[k] if is_lean(v) and k in whole else v for k, v in sections.items()}
     general = sections.get(GENERAL)  # a general head not chosen again is not kept
-    if GENERAL in sections:
-        (folder / CALIBRATION_FILE).unlink(missing_ok=True)
     card.pop("calibration", None)
     card["heads"] = {GENERAL: general} if general else {}
     card["heads"].update((k, v) for k, v in sections.items() if k != GENERAL)
