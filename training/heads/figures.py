@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.evidence.ranks import spearman
+
 __all__ = [
     "HeadFile",
     "Judgement",
@@ -25,7 +27,6 @@ __all__ = [
     "means",
     "members",
     "orient",
-    "spearman",
     "unit_weights",
 ]
 
@@ -99,17 +100,6 @@ def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
         tau = num / np.sqrt(n_pairs * ny)
     tau[ny == 0] = np.nan
     return tau
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    # Imported here: `fluency score` imports this module for its argument parser, and SciPy's
-    # statistics are a second of every scoring process's start-up.
-    from scipy.stats import rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 @dataclass(frozen=True)

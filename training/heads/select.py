@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.calibration import SAID_AGAIN
+from scorer.evidence.ranks import spearman
 from training.heads import kinds
 from training.heads.figures import (
     HeadFile,
@@ -41,7 +42,6 @@ from training.heads.figures import (
     means,
     members,
     orient,
-    spearman,
     unit_weights,
 )
 from training.heads.said_again import MAX_PENALTY, SaidAgain
