@@ -26,6 +26,7 @@ __all__ = [
     "judge",
     "means",
     "members",
+    "nanmean",
     "orient",
     "unit_weights",
 ]
@@ -120,7 +121,7 @@ def criteria(j: Judgement) -> dict[str, float]:
     return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
 
 
-def _nanmean(values) -> float:
+def nanmean(values) -> float:
     kept = [v for v in values if v is not None and not math.isnan(v)]
     return float(np.mean(kept)) if kept else float("nan")
 
@@ -128,12 +129,12 @@ def _nanmean(values) -> float:
 def means(per_file: Mapping[str, tuple[float, float]], genres: Mapping[str, str] | None):
     """(mean rho, mean tau) over files, or with `genres` over genres of their files' means."""
     if genres is None:
-        return _nanmean(r for r, _ in per_file.values()), _nanmean(t for _, t in per_file.values())
+        return nanmean(r for r, _ in per_file.values()), nanmean(t for _, t in per_file.values())
     by: dict[str, list[tuple[float, float]]] = {}
     for name, v in per_file.items():
         by.setdefault(genres[name], []).append(v)
-    rho = _nanmean(_nanmean(r for r, _ in vs) for vs in by.values())
-    tau = _nanmean(_nanmean(t for _, t in vs) for vs in by.values())
+    rho = nanmean(nanmean(r for r, _ in vs) for vs in by.values())
+    tau = nanmean(nanmean(t for _, t in vs) for vs in by.values())
     return rho, tau
 
 
@@ -141,7 +142,7 @@ def judge(preds: Mapping[str, np.ndarray], files: Sequence[HeadFile], by_genre: 
     per = {}
     for f in files:
         taus = group_taus(preds[f.name], f)
-        per[f.name] = (spearman(preds[f.name], f.human), _nanmean(taus))
+        per[f.name] = (spearman(preds[f.name], f.human), nanmean(taus))
     rho, tau = means(per, {f.name: f.genre for f in files} if by_genre else None)
     return Judgement(per, rho, tau)
 
@@ -197,7 +198,7 @@ def interval(
         for f, groups, tau in prepared:
             pick = rng.integers(0, len(groups), len(groups))
             rows = np.concatenate([groups[k] for k in pick])
-            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), _nanmean(tau[pick]))
+            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), nanmean(tau[pick]))
         rhos[b], taus[b] = means(per, genres)
     out = {"rho": tuple(np.nanpercentile(rhos, [2.5, 97.5]).tolist())}
     out["tau"] = (
