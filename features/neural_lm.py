@@ -61,6 +61,7 @@ __all__ = [
     "export_folder",
     "load_neural",
     "neural_features",
+    "pass_groups",
     "score_tokens",
     "scored_passes",
     "text_summary",
@@ -275,7 +276,7 @@ def scored_passes(lm: NeuralLM, token_lists: Sequence[list[int]]):
     return found
 
 
-def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
+def pass_groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Indices of `lengths` in passes: by length, each pass as many as fit `budget` padded
     tokens (at least one)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -324,7 +325,7 @@ def _passes(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None =
         for i in range(0, len(t), size)
     ]
     results: list = [None] * len(pieces)
-    for group in _groups([len(seq) for _, seq in pieces], budget):
+    for group in pass_groups([len(seq) for _, seq in pieces], budget):
         for i, values in zip(group, _pass(lm, [pieces[i][1] for i in group]), strict=True):
             results[i] = values
     parts: list[list] = [[] for _ in token_lists]

@@ -23,8 +23,8 @@ from features.neural_lm import (
     STATE_LAYER,
     STATE_POOLING,
     NeuralLM,
-    _groups,
     load_neural,
+    pass_groups,
     scored_passes,
 )
 from features.registry import feature
@@ -84,7 +84,7 @@ def state_passes(lm: NeuralLM, token_lists: Sequence[list[int]]) -> list:
         for i in range(0, len(t), size)
     ]
     parts: list[list] = [[] for _ in token_lists]  # (mean, tokens) of each piece
-    for group in _groups([len(seq) for _, seq in pieces], lm.budget):
+    for group in pass_groups([len(seq) for _, seq in pieces], lm.budget):
         width = max(len(pieces[i][1]) for i in group)
         ids = np.zeros((len(group), width), dtype=np.int64)
         mask = np.zeros_like(ids)

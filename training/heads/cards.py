@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scorer.calibration import card_heads
 from training.heads.files import MINUS_LENGTH
-from training.heads.tables import _fmt, _lead_rows, table_markdown
+from training.heads.tables import cell, lead_rows, table_markdown
 
 __all__ = [
     "HEADS_BEGIN",
@@ -53,7 +53,7 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
                 "",
             ]
         if r.get("table"):
-            lead = len(_lead_rows(r["table"]))
+            lead = len(lead_rows(r["table"]))
             out += table_markdown(r["table"], rows=lead + 5)
             out.append("")
         for f, why in (r.get("system_level_skipped") or {}).items():
@@ -161,7 +161,7 @@ def _sys(row: Mapping) -> str:
     sys_ = row.get("system")
     if not sys_:
         return ""
-    return f"<br>systems {_fmt(sys_['accuracy'])} / {_fmt(sys_['rho'])}"
+    return f"<br>systems {cell(sys_['accuracy'])} / {cell(sys_['rho'])}"
 
 
 def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
@@ -190,7 +190,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             table = {row["label"]: row for row in r.get("table", [])}
             row_minus = table.get(MINUS_LENGTH)
             if row_minus:  # tiers judged on the same sample share it; another is named
-                value = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}{_sys(row_minus)}"
+                value = f"{cell(row_minus['rho'])} / {cell(row_minus['tau'])}{_sys(row_minus)}"
                 if not minus:
                     minus = value
                 elif value not in minus:
@@ -200,15 +200,15 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             )
             if top:
                 name = top["label"].split(": ", 1)[1]
-                best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}{_sys(top)}<br>"
+                best += f"{t}: {name} {cell(top['rho'])} / {cell(top['tau'])}{_sys(top)}<br>"
             cost = (r.get("said_again") or {}).get("held_out")
             if "served" in r and cost:  # no head shipped: the GLEU stage, said-again safe
                 h = cost["with"]
-                systems = f"<br>systems {_fmt(h['systems'])}" if h.get("systems") else ""
-                cells.append(f"GLEU stage {_fmt(h['rho'])} / {_fmt(h['tau'])}{systems}")
+                systems = f"<br>systems {cell(h['systems'])}" if h.get("systems") else ""
+                cells.append(f"GLEU stage {cell(h['rho'])} / {cell(h['tau'])}{systems}")
             elif r["decision"].startswith("shipped") and "head" in table:
                 h = table["head"]
-                cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**{_sys(h)}")
+                cells.append(f"**{cell(h['rho'])} / {cell(h['tau'])}**{_sys(h)}")
             else:
                 why = r["decision"].removeprefix("not shipped: ")
                 cells.append("none (one dataset)" if why.startswith("one dataset") else "none")
