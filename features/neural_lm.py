@@ -277,8 +277,7 @@ def scored_passes(lm: NeuralLM, token_lists: Sequence[list[int]]):
 
 
 def pass_groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
-    """Indices of `lengths` in passes: by length, each pass as many as fit `budget` padded
-    tokens (at least one)."""
+    """Indices of `lengths` in passes by length, each as many as fit `budget` padded tokens (1+)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     groups: list[list[int]] = []
     for i in order:
