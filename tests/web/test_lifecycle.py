@@ -189,7 +189,11 @@ def test_sigterm_finishes_requests_in_flight_and_refuses_new_connections(
     finally:
         stop_server(srv.proc)
     assert unclean_exits(srv.log_lines()) == []
-    assert stopped < 15, f"{stopped:.1f} s from SIGTERM to the master's exit: a worker hung"
+    # Each worker ends the request it scores and the one queued behind it, then exits; a hung
+    # worker is killed at gunicorn's graceful_timeout (30 s), which this bound stays below. On
+    # a busy machine a request takes longer (`one`), and so does the drain.
+    limit = min(2 * one + 10, 28)
+    assert stopped < limit, f"{stopped:.1f} s from SIGTERM to the master's exit: a worker hung"
     assert sorted(done) == [1, 2, 3, 4]
     assert [problem for _, problem in done.values()] == [None] * 4
     first_done = min(at for at, _ in done.values())
