@@ -235,7 +235,7 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
         preds = {f.name: h.predict(f) for f in files}
         j = judge(preds, files, True)
         systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
+        out[name] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
     return out
 
 
@@ -263,8 +263,8 @@ def against_general(
     ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
     figures = {"ok": ruling.ok, "why": ruling.why}
     for label, j, p in (("head", mine, preds), ("general", theirs, general)):
-        systems = _r(view.point(p).accuracy) if view.draws else None
-        figures[label] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
+        systems = rounded(view.point(p).accuracy) if view.draws else None
+        figures[label] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
     return ruling, figures
 
 
