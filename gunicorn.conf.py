@@ -5,7 +5,7 @@
   the child, and 2 workers on 2 cores gain nothing from more threads anyway: one thread each.
   SmolLM2's passes of one request run side by side on one lane a core (FLUENCY_NEURAL_LANES,
   features/neural_lanes.py: threads made for the request), so a lone client's neural rerank
-  uses the cores the idle workers leave; under load they share the cores as one thread would.
+  uses the cores the idle workers leave; with every worker busy the lanes share the cores.
 - Threaded workers (gthread, `threads` each): health checks, the model card and refusals are
   answered by a free thread while a long request runs. Scoring still runs one request at a time
   per process (scorer/web/work.py: a lock with a short queue, 503 when it is full), so spaCy

@@ -7,8 +7,9 @@ the sum of its texts' passes whatever the padding. A gunicorn worker runs one th
 and a lone client leaves the other workers' cores idle. Lanes use them: each lane is a thread
 of the call that takes the next pass, so two lanes on two cores read an 8-candidate list in
 about half the time. Each pass is whole (the same text in the same pass), so every value is
-the same to the bit. When every core is busy, lanes share them as one thread would, at no
-extra work: they add no operation, only threads (docs/benchmarks.md, "The neural tier").
+the same to the bit. They add no operation, only threads; when every worker is busy the lanes
+share the cores, a little slower than one thread each (4 clients on 2 workers: p50 0.97-1.16
+times; docs/benchmarks.md, "The neural tier").
 
 The threads are made for each call and gone after it, so a process forked after a call (the
 preloaded gunicorn master warms its models up) inherits none. Default 1: a process that runs
