@@ -292,7 +292,30 @@ def test_a_genre_head_not_above_the_general_head_on_its_files_is_the_general_hea
     files = [_file(n, "g", rng, systems=True) for n in ("a", "b")]
     truth = {f.name: f.human + 0.3 * rng.normal(size=len(f.human)) for f in files}
     noise = {f.name: rng.normal(size=len(f.human)) for f in files}
-    worse = against_general(noise, truth, files, 100, 1)
+    worse, figures = against_general(noise, truth, files, 100, 1)
     assert not worse.ok and "current head" in worse.failed
-    better = against_general(truth, noise, files, 100, 1)
-    assert better.ok
+    assert figures["ok"] is False and figures["general"]["rho"] > figures["head"]["rho"]
+    assert set(figures["head"]) == {"rho", "tau", "systems"}
+    better, figures = against_general(truth, noise, files, 100, 1)
+    assert better.ok and figures["ok"] and figures["why"] == better.why
+
+
+def test_a_genre_decided_alone_faces_the_general_head_as_served():
+    """With the general head not decided again, the bundle's own stands for it: a genre head
+    not above it on the genre's files is not shipped, and the report gives both heads' figures;
+    one above it ships with them."""
+    rng = np.random.default_rng(6)
+    files = [_file(f"a{k}", "alpha", rng, systems=True) for k in range(3)]
+    truth = {f.name: f.human + 0.1 * rng.normal(size=len(f.human)) for f in files}
+    sections, report = choose_genre_heads(
+        files, ["whole"], n_samples=100, only=["alpha"], general_served=truth
+    )
+    assert "alpha" not in sections and report["alpha"]["ship"] is False
+    assert report["alpha"]["decision"].startswith("not shipped: not above the general head")
+    figures = report["alpha"]["against_general"]
+    assert figures["ok"] is False and figures["general"]["rho"] > figures["head"]["rho"]
+    noise = {f.name: rng.normal(size=len(f.human)) for f in files}
+    sections, report = choose_genre_heads(
+        files, ["whole"], n_samples=100, only=["alpha"], general_served=noise
+    )
+    assert "alpha" in sections and report["alpha"]["against_general"]["ok"] is True

@@ -156,3 +156,16 @@ def test_without_a_general_head_the_gleu_stage_serves_with_the_weight_it_needs()
     flat = {"text twice": (cols([0.0], [0]), cols([0.0], [0.5]))}
     calm = ScrambleCheck(cols([1.0], [0]), cols([0.0], [0]), 0.95, {}, SaidAgain(flat, flat, 0.95))
     assert gleu_alone(files, calm, decision, held="one genre out", command="c") is None
+
+
+def test_the_report_line_says_the_weight_and_its_cost_where_a_figure_is_missing():
+    from training.heads.tables import said_again_line
+
+    entry = {"weight": 0.3129, "shares": {"text twice": 1.0, "sentence x8": 0.96}}
+    entry["held_out"] = {
+        "with": {"rho": 0.1957, "tau": None, "systems": None},
+        "without": {"rho": 0.1964, "tau": None, "systems": None},
+    }
+    line = said_again_line(entry)
+    assert line.startswith("said again: weight 0.313, lowest share at or below the text 0.960")
+    assert "(sentence x8)" in line and "with it 0.196 / –, systems –" in line

@@ -129,6 +129,7 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         "system_level_skipped",
         "said_again",
         "served",
+        "against_general",
     )
     if any("head" in v and "table" not in v for v in report.values()):  # read from the card
         kept = read_heads_report(folder, card)

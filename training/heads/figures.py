@@ -42,6 +42,7 @@ class HeadFile:
     columns: dict[str, dict[str, np.ndarray]]  # reading -> input -> values
     baselines: dict[str, np.ndarray] = field(default_factory=dict)  # "minus length", ...
     systems: list[str] = field(default_factory=list)  # each output's system ("" unnamed)
+    texts: list[str] = field(default_factory=list)  # the outputs, where they were read
     _pairs: tuple | None = None
     _alone: dict = field(default_factory=dict)
 

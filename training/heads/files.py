@@ -206,6 +206,7 @@ def head_files(
                 columns,
                 baselines,
                 [judged.systems[i] for i in keep],
+                texts,
             )
         )
     return out

@@ -246,10 +246,28 @@ def said_again_line(entry: Mapping) -> str:
     if cost:
         w, wo = cost["with"], cost["without"]
         line += (
-            f"; held out with it {w['rho']:.3f} / {w['tau']:.3f}, {w['systems']}, "
-            f"without {wo['rho']:.3f} / {wo['tau']:.3f}, {wo['systems']}"
+            f"; held out with it {_cell(w['rho'])} / {_cell(w['tau'])}, "
+            f"systems {_cell(w['systems'])}; without {_cell(wo['rho'])} / {_cell(wo['tau'])}, "
+            f"systems {_cell(wo['systems'])}"
         )
     return line
+
+
+def against_general_line(figures: Mapping) -> str:
+    """One line of a genre head against the general head on the genre's files."""
+
+    def cell(x: Mapping) -> str:
+        return f"{_cell(x.get('rho'))} / {_cell(x.get('tau'))}, systems {_cell(x.get('systems'))}"
+
+    verdict = "above it" if figures["ok"] else "not above it"
+    return (
+        f"against the general head on its files ({verdict}): head {cell(figures['head'])}; "
+        f"general {cell(figures['general'])}"
+    )
+
+
+def _cell(x) -> str:
+    return "–" if x is None else f"{x:.3f}"
 
 
 def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
@@ -267,6 +285,8 @@ def print_report(report: Mapping[str, Mapping], out=sys.stdout) -> None:
         print("\n".join(table_markdown(r["table"])), file=out)
         if r.get("said_again"):
             print(said_again_line(r["said_again"]), file=out)
+        if r.get("against_general"):
+            print(against_general_line(r["against_general"]), file=out)
         for f, why in (r.get("system_level_skipped") or {}).items():
             print(f"system level: {f} skipped, {why}", file=out)
         for other in r.get("also_tried", ()):

@@ -122,19 +122,24 @@ def choose_genre_heads(
     check: ScrambleCheck | None = None,
     rivals: Sequence[Rival] = (),
     only: Sequence[str] = (),
+    general_served: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
     `rivals` (the learned heads) decided beside the linear candidates of each. A genre's own
     head then faces the general head on the genre's files (`against_general`): where it is not
-    above it, the general head is the genre's head. `only`: these heads alone."""
+    above it, the general head is the genre's head. `only`: these heads alone; where the
+    general head is not among them, `general_served` ({file: the bundle's general head's
+    scores, as served}) stands for its held-out scores: it saw the files, so it is the
+    harder bar."""
     by_genre: dict[str, list[HeadFile]] = {}
     for f in files:
         by_genre.setdefault(f.genre, []).append(f)
     plans = [("general", list(files), True)]
     plans += [(g, fs, False) for g, fs in by_genre.items()]
     sections, report = {}, {}
-    general = None  # the general head's choice: each genre head faces it on the genre's files
+    # The general head's held-out scores of every file: each genre head faces it on its files.
+    general = general_served if only and "general" not in only else None
     options = {"check": check, "max_inputs": max_inputs, "n_samples": n_samples, "seed": seed}
     for name, fs, across in plans:
         if only and name not in only:
@@ -167,16 +172,23 @@ def choose_genre_heads(
                 sections[name] = served
                 report[name] = served["selection"]
         if across:
-            general = choice
-        elif name in sections and general is not None and general.preds and choice.preds:
-            ruling = against_general(choice.preds, general.preds, fs, n_samples, seed)
-            if not ruling.ok:  # the general head serves the genre better: it is the genre's
-                report[name] = {
-                    **choice.decision,
+            general = choice.preds or _served_preds(sections.get(name), fs)
+        elif name in sections and general and choice.preds:
+            ruling, figures = against_general(choice.preds, general, fs, n_samples, seed)
+            report[name] = {**report[name], "against_general": figures}
+            if not ruling.ok and "general" in sections:  # the general head serves it better
+                report[name] |= {
                     "decision": f"shipped the general head: "
                     f"its own head is not above it on its files; {ruling.why}",
                 }
                 sections[name] = {**sections["general"], "genre": name}
+            elif not ruling.ok:
+                report[name] |= {
+                    "ship": False,
+                    "decision": f"not shipped: not above the general head on its files; "
+                    f"{ruling.why}",
+                }
+                del sections[name]
     return sections, report
 
 
@@ -236,7 +248,8 @@ def against_general(
 ):
     """The one ship rule (`training.heads.ship_rule.ships`) on a genre's files for its own head
     (`preds`, held out one dataset out) against the general head (`general`, held out one genre
-    out) as the head it would replace: above its criterion, not worse per system."""
+    out) as the head it would replace: above its criterion, not worse per system. The ruling,
+    and both heads' figures on the files (mean rho, mean per-input tau, system pair accuracy)."""
     from training.heads.figures import judge
     from training.heads.files import MINUS_LENGTH
     from training.heads.ship_rule import ships
@@ -247,7 +260,25 @@ def against_general(
     minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, False)
     view = system_view(files, False, n_samples=n_samples, seed=seed)
     gap = view.gain(preds, general) if view.draws else None
-    return ships(mine, minus=minus, current=theirs, system_gap=gap)
+    ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
+    figures = {"ok": ruling.ok, "why": ruling.why}
+    for label, j, p in (("head", mine, preds), ("general", theirs, general)):
+        systems = _r(view.point(p).accuracy) if view.draws else None
+        figures[label] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
+    return ruling, figures
+
+
+def _served_preds(section: Mapping | None, files: Sequence[HeadFile]) -> dict | None:
+    """{file: scores} of a card section that needs no fit (the GLEU stage `gleu_alone` gives)
+    from the files' columns; None for none."""
+    if not section or set(section["inputs"]) - {GLEU_INPUT, SAID_AGAIN}:
+        return None
+    coef = dict(zip(section["inputs"], section["linear"]["coef"], strict=True))
+    cols = {f.name: f.columns[section["aggregate"]] for f in files}
+    return {
+        f.name: sum(w * cols[f.name][c] for c, w in coef.items()) + section["linear"]["intercept"]
+        for f in files
+    }
 
 
 def kept_heads(scorer, decided: Sequence[str], sections: Mapping, report: Mapping):
@@ -328,6 +359,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if learned is not None:
         learned.check = check
+    served = None
+    if args.heads and "general" not in args.heads and scorer.general is not None:
+        general = scorer.for_genre("general")
+        bar = tqdm(files, desc="the general head, as served", unit=" file")
+        served = {f.name: np.array([s.score for s in general.score_texts(f.texts)]) for f in bar}
     sections, report = choose_genre_heads(
         files,
         readings,
@@ -338,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check=check,
         rivals=() if learned is None else (learned,),
         only=args.heads,
+        general_served=served,
     )
     print_report(report)
     if args.json:
