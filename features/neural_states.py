@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from features.errors import ModelLoadError
+from features.neural_lanes import side_by_side
 from features.neural_lm import (
     CONTEXT,
     HIDDEN,
@@ -37,7 +38,7 @@ def pooled_states(lm: NeuralLM, texts: Sequence[str]):
     """(states, logprob sums, token counts) of texts read whole, from the same passes: states
     [texts, layers, len(POOLINGS), hidden] float32, each text's hidden states after each of the
     graph's layers (`lm.layers`) pooled over its own tokens (`_pool`; zeros for a text of no
-    tokens). What training/heads/learned.py chooses the layer and pooling from."""
+    tokens). What training/state_head.py chooses the layer and pooling from."""
     import numpy as np
 
     if not lm.layers:
@@ -83,15 +84,19 @@ def state_passes(lm: NeuralLM, token_lists: Sequence[list[int]]) -> list:
         for k, t in enumerate(token_lists)
         for i in range(0, len(t), size)
     ]
-    parts: list[list] = [[] for _ in token_lists]  # (mean, tokens) of each piece
-    for group in pass_groups([len(seq) for _, seq in pieces], lm.budget):
+
+    def run(group: list[int]):
         width = max(len(pieces[i][1]) for i in group)
         ids = np.zeros((len(group), width), dtype=np.int64)
         mask = np.zeros_like(ids)
         for row, i in enumerate(group):
             seq = pieces[i][1]
             ids[row, : len(seq)], mask[row, : len(seq)] = seq, 1
-        pooled = lm.states.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return lm.states.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+    groups = pass_groups([len(seq) for _, seq in pieces], lm.budget)
+    parts: list[list] = [[] for _ in token_lists]  # (mean, tokens) of each piece
+    for group, pooled in zip(groups, side_by_side(run, groups, lm.lanes), strict=True):
         for row, i in enumerate(group):
             parts[pieces[i][0]].append((pooled[row, column], len(pieces[i][1]) - 1))
     return [_mean(p) for p in parts]
@@ -117,7 +122,7 @@ def neural_state_features(sentences: Sequence[Sentence], resources) -> list[dict
     """SmolLM2-135M's hidden state after layer `STATE_LAYER` of 30, averaged over the text's
     tokens (`STATE_POOLING`): 576 numbers a text (0 for a text of no tokens), from the same
     passes as `neural.v2`'s log-probabilities when the batch ran them, else from the cut pass.
-    No fluency reading of its own: a learned head (training/heads/learned.py) weighs them against
+    No fluency reading of its own: a learned head (training/state_head.py) weighs them against
     people's ratings."""
     lm = resources.get("neural", load_neural)
     found = state_passes(lm, [lm.tokenize(s.text) for s in sentences])
