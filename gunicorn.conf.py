@@ -3,6 +3,9 @@
 - Threads: with --preload the model, spaCy (and torch, for constituency.v1) are loaded in the master
   and shared by forked workers. OpenMP and BLAS thread pools started before a fork can hang in
   the child, and 2 workers on 2 cores gain nothing from more threads anyway: one thread each.
+  SmolLM2's passes of one request run side by side on one lane a core (FLUENCY_NEURAL_LANES,
+  features/neural_lanes.py: threads made for the request), so a lone client's neural rerank
+  uses the cores the idle workers leave; with every worker busy the lanes share the cores.
 - Threaded workers (gthread, `threads` each): health checks, the model card and refusals are
   answered by a free thread while a long request runs. Scoring still runs one request at a time
   per process (scorer/web/work.py: a lock with a short queue, 503 when it is full), so spaCy
@@ -39,6 +42,7 @@ import sys
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+os.environ.setdefault("FLUENCY_NEURAL_LANES", str(os.cpu_count() or 1))
 
 MALLOC_ARENAS = 2  # glibc's MALLOC_ARENA_MAX, unless set in the environment (then glibc's own)
 

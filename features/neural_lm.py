@@ -19,8 +19,9 @@ scores are the same to the bit alone or beside any others (tests/features/test_n
 A text of more tokens than a pass holds (`CONTEXT` - 1) is scored in consecutive pieces, each
 after its own beginning-of-text token.
 
-Threads: one a process when it is one of several sharing the cores (a gunicorn or `--jobs N`
-worker: `one_thread_per_process` sets OMP_NUM_THREADS=1), else OMP_NUM_THREADS, else every core.
+Threads: OMP_NUM_THREADS (1 in a process sharing the cores: gunicorn's and `--jobs N` workers,
+`one_thread_per_process`), else every core; a batch's passes run FLUENCY_NEURAL_LANES at once
+(`features.neural_lanes`; 1 on a GPU).
 FLUENCY_DEVICE: `cpu` (default), `gpu` (ONNX Runtime's CUDA provider) or `auto` (CUDA if any).
 
 SLOR subtracts each token's unigram log-probability, counted over the training corpus with the
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from features.errors import ModelLoadError
+from features.neural_lanes import lanes_from_env, side_by_side
 from features.registry import feature
 from features.resources import (
     ARTEFACTS,
@@ -61,6 +63,7 @@ __all__ = [
     "export_folder",
     "load_neural",
     "neural_features",
+    "pass_groups",
     "score_tokens",
     "scored_passes",
     "text_summary",
@@ -78,7 +81,7 @@ HIDDEN = 576  # SmolLM2-135M's hidden size
 # How a text's token states are pooled (`_pool`): their mean, and the mean of the last tokens.
 POOLINGS = ("mean", "last")
 LAST_TOKENS = 4
-# The states `neural_states.v1` yields: the layer and pooling training/state_head.py chose held
+# The states `neural_states.v1` yields: the layer and pooling training/heads/learned.py chose held
 # out (docs/model.md, "A learned head on SmolLM2's states").
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"
@@ -106,6 +109,7 @@ class NeuralLM:
     # (`features.neural_states.state_passes`), and its card entry; None for an older export.
     states: Any = None
     states_card: dict = field(default_factory=dict)
+    lanes: int = 1  # passes of one batch run at once (`features.neural_lanes`)
     # The last batch's passes, by thread: the extractors of one batch read them (`scored_passes`).
     recent: Any = field(default_factory=threading.local, repr=False, compare=False)
 
@@ -226,7 +230,7 @@ def load_neural(resources) -> NeuralLM:
         )
     folder = export_folder(resources, path)
     device, providers = _providers(ort)
-    threads = _threads()
+    threads, lanes = _threads(), lanes_from_env() if device == "cpu" else 1
     try:
         card = json.loads((folder / "export.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -241,25 +245,22 @@ def load_neural(resources) -> NeuralLM:
             if token.isdigit() and int(token) < n_vocab:
                 unigrams[int(token)] = float(value)
     unigram_card_path = unigram_path.parent / NEURAL_CARD_FILE
-    unigram_card = (
-        json.loads(unigram_card_path.read_text(encoding="utf-8"))
-        if unigram_card_path.is_file()
-        else {}
-    )
+    unigram_card = {}
+    if unigram_card_path.is_file():
+        unigram_card = json.loads(unigram_card_path.read_text(encoding="utf-8"))
     if np.isnan(unigrams).any() or unigram_card.get("n_vocab", n_vocab) != n_vocab:
         raise ModelLoadError(
             f"{unigram_path} does not cover the model's {n_vocab} tokens: it was made for "
             "another tokenizer; remake it with fluency train-neural-unigrams"
         )
-    log.info("SmolLM2-135M loaded from %s: %d thread(s), %s", folder, threads, device)
+    log.info("SmolLM2-135M from %s: %d thread(s), %d lane(s), %s", folder, threads, lanes, device)
     hidden = (card.get("outputs") or {}).get("hidden") or {}
     layers = tuple(int(k) for k in hidden.get("layers", ()))
     if layers and len(session.get_outputs()) < 2:
         raise ModelLoadError(f"{folder}: export.json names states the graph lacks: {REEXPORT}")
     bos, states_card = int(card["bos"]), card.get("states_graph") or {}
-    return NeuralLM(
-        session, tokenizer, unigrams, n_vocab, bos, threads, device, layers, states, states_card
-    )
+    found = (session, tokenizer, unigrams, n_vocab, bos, threads, device, layers, states)
+    return NeuralLM(*found, states_card, lanes)
 
 
 def scored_passes(lm: NeuralLM, token_lists: Sequence[list[int]]):
@@ -275,7 +276,7 @@ def scored_passes(lm: NeuralLM, token_lists: Sequence[list[int]]):
     return found
 
 
-def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
+def pass_groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Indices of `lengths` in passes: by length, each pass as many as fit `budget` padded
     tokens (at least one)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -323,13 +324,12 @@ def _passes(lm: NeuralLM, token_lists: Sequence[list[int]], budget: int | None =
         for k, t in enumerate(token_lists)
         for i in range(0, len(t), size)
     ]
-    results: list = [None] * len(pieces)
-    for group in _groups([len(seq) for _, seq in pieces], budget):
-        for i, values in zip(group, _pass(lm, [pieces[i][1] for i in group]), strict=True):
-            results[i] = values
-    parts: list[list] = [[] for _ in token_lists]
-    for (k, _), values in zip(pieces, results, strict=True):
-        parts[k].append(values)
+    groups = pass_groups([len(seq) for _, seq in pieces], budget)
+    passes = side_by_side(lambda g: _pass(lm, [pieces[i][1] for i in g]), groups, lm.lanes)
+    order, done = [i for g in groups for i in g], [v for p in passes for v in p]
+    parts: list[list] = [[] for _ in token_lists]  # each text's pieces, in order
+    for i, values in sorted(zip(order, done, strict=True), key=lambda pair: pair[0]):
+        parts[pieces[i][0]].append(values)
     out = []
     for found in parts:
         logprobs = np.concatenate([p[0] for p in found]) if found else np.zeros(0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from features.errors import ModelLoadError
+from features.neural_lanes import side_by_side
 from features.neural_lm import (
     CONTEXT,
     HIDDEN,
@@ -23,8 +24,8 @@ from features.neural_lm import (
     STATE_LAYER,
     STATE_POOLING,
     NeuralLM,
-    _groups,
     load_neural,
+    pass_groups,
     scored_passes,
 )
 from features.registry import feature
@@ -83,15 +84,19 @@ def state_passes(lm: NeuralLM, token_lists: Sequence[list[int]]) -> list:
         for k, t in enumerate(token_lists)
         for i in range(0, len(t), size)
     ]
-    parts: list[list] = [[] for _ in token_lists]  # (mean, tokens) of each piece
-    for group in _groups([len(seq) for _, seq in pieces], lm.budget):
+
+    def run(group: list[int]):
         width = max(len(pieces[i][1]) for i in group)
         ids = np.zeros((len(group), width), dtype=np.int64)
         mask = np.zeros_like(ids)
         for row, i in enumerate(group):
             seq = pieces[i][1]
             ids[row, : len(seq)], mask[row, : len(seq)] = seq, 1
-        pooled = lm.states.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return lm.states.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+    groups = pass_groups([len(seq) for _, seq in pieces], lm.budget)
+    parts: list[list] = [[] for _ in token_lists]  # (mean, tokens) of each piece
+    for group, pooled in zip(groups, side_by_side(run, groups, lm.lanes), strict=True):
         for row, i in enumerate(group):
             parts[pieces[i][0]].append((pooled[row, column], len(pieces[i][1]) - 1))
     return [_mean(p) for p in parts]

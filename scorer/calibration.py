@@ -5,9 +5,8 @@ human scores z-normalised within each judgement file, read its GLEU score and a 
 so their output reads "standard deviations above the average judged output". The card's
 `heads` holds them by genre, the general head under `heads["general"]` (`card_heads`; a card
 written by 0.10.0 or earlier keeps the general head in a section `calibration`, still read).
-A section names the inputs in order and either the linear weights, served as NumPy arithmetic,
-or the SHA-256 of `calibration.joblib`, a pickled regressor checked before it is unpickled,
-as the GLEU stage's file is.
+A section names the inputs in order and the linear weights, served as NumPy arithmetic: no
+head is unpickled.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import numpy as np
 from features.errors import ModelLoadError
 
 __all__ = [
-    "CALIBRATION_FILE",
     "DERIVED",
     "GENERAL",
     "GLEU_INPUT",
@@ -33,7 +31,6 @@ __all__ = [
     "bundle_readings",
     "card_heads",
     "head_columns",
-    "linear_form",
     "load_calibration",
     "load_genre_heads",
     "load_head_section",
@@ -43,7 +40,6 @@ __all__ = [
     "without_general_head",
 ]
 
-CALIBRATION_FILE = "calibration.joblib"
 GLEU_INPUT = "gleu"
 GENERAL = "general"  # the head of every genre, in the card's `heads` beside the genre heads
 _OLD_GENERAL = "calibration"  # where cards written by 0.10.0 or earlier keep the general head
@@ -203,38 +199,6 @@ class LinearStage:
         return np.asarray(X, dtype=np.float64) @ self.coef + self.intercept
 
 
-def linear_form(model: Any) -> dict[str, Any] | None:
-    """{"coef", "intercept"} of a fitted linear second stage (a scaled ridge, Huber or plain
-    linear regression, the GLEU-only affine map, `scorer.ranking.InputRanker`), None for any
-    other (gradient boosting stays a pickle)."""
-    steps = [s for _, s in getattr(model, "steps", [])] or [model]
-    last = steps[-1]
-    if type(last).__name__ == "InputRanker":
-        w = last.slope_ * last.coef_ / last.scale_
-        return {"coef": w.tolist(), "intercept": last.intercept_ - float(w @ last.mean_)}
-    if not hasattr(last, "coef_") or type(last).__name__ not in (
-        "Ridge",
-        "HuberRegressor",
-        "LinearRegression",
-    ):
-        return None
-    coef = np.ravel(last.coef_).astype(np.float64)
-    intercept = float(np.ravel([last.intercept_])[0])
-    first = steps[0] if len(steps) == 2 else None
-    if first is None:
-        return {"coef": coef.tolist(), "intercept": intercept} if len(steps) == 1 else None
-    name = type(first).__name__
-    if name == "StandardScaler":
-        w = coef / first.scale_
-        return {"coef": w.tolist(), "intercept": intercept - float(w @ first.mean_)}
-    if name == "ColumnTransformer":  # the GLEU score alone: column 0 passed through
-        n = int(first.n_features_in_)
-        full = np.zeros(n)
-        full[0] = coef[0]
-        return {"coef": full.tolist(), "intercept": intercept}
-    return None
-
-
 def head_columns(card: Mapping[str, Any]) -> list[str]:
     """The columns of the extractors only the card's heads read (`head_features`), or a
     ModelLoadError when one is not registered here."""
@@ -294,8 +258,8 @@ def load_head_section(
     *,
     what: str = "general head",
 ) -> Calibration:
-    """One second stage of a bundle from its card section: linear ones from the card's
-    weights, any other from `calibration.joblib` (its SHA-256 checked first)."""
+    """One second stage of a bundle from its card section, from the card's linear weights; a
+    section without them (a pickled head, which is never unpickled) is refused."""
     inputs = tuple(section.get("inputs") or ())
     if not inputs or inputs[0] != GLEU_INPUT:
         raise ModelLoadError(f"{folder}: the card's {what} inputs must start with 'gleu'")
@@ -308,30 +272,18 @@ def load_head_section(
         raise ModelLoadError(f"{folder}: the {what} reads columns the model lacks: {missing}")
     clip = _clip(folder, section.get("clip"), len(inputs), what)
     linear = section.get("linear")
-    if linear:  # NumPy arithmetic from the card: no pickle, no scikit-learn
-        coef = linear.get("coef", [])
-        if len(coef) != len(inputs):
-            raise ModelLoadError(
-                f"{folder}: the card's linear {what} has {len(coef)} "
-                f"weights for {len(inputs)} inputs"
-            )
-        stage = LinearStage(coef, linear["intercept"])
-        return Calibration(stage, inputs, section.get("aggregate"), clip)
-    import joblib
-
-    from scorer.bundle import check_hash
-
-    path = Path(folder) / CALIBRATION_FILE
-    if not path.is_file():
-        raise ModelLoadError(f"{folder}: the card names a {what} but {path} is absent")
-    check_hash(path, section.get("sha256"))
-    try:
-        model = joblib.load(path)
-    except Exception as exc:
-        raise ModelLoadError(f"{path} could not be unpickled: {exc}") from exc
-    if not hasattr(model, "predict"):
-        raise ModelLoadError(f"{path} holds a {type(model).__name__}, not a regressor")
-    return Calibration(model, inputs, section.get("aggregate"), clip)
+    if not linear:  # a head pickled beside the card, as early bundles kept one, is not unpickled
+        raise ModelLoadError(
+            f"{folder}: the card's {what} has no linear weights; a pickled head is not served: "
+            "choose the heads again (python -m training.heads --write)"
+        )
+    coef = linear.get("coef", [])
+    if len(coef) != len(inputs):
+        raise ModelLoadError(
+            f"{folder}: the card's linear {what} has {len(coef)} weights for {len(inputs)} inputs"
+        )
+    stage = LinearStage(coef, linear["intercept"])  # NumPy arithmetic: no scikit-learn
+    return Calibration(stage, inputs, section.get("aggregate"), clip)
 
 
 def _clip(folder, section: Mapping[str, Any] | None, n: int, what: str):

@@ -26,9 +26,9 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from scorer.errors import InputError
+from scorer.evidence.ranks import spearman
 
 __all__ = [
     "ColumnAgreement",
@@ -115,7 +115,7 @@ class ColumnAgreement:
 
 
 def agreement(x: np.ndarray, human: np.ndarray, pairs: Pairs) -> ColumnAgreement:
-    rho = stats.spearmanr(x, human).statistic if np.ptp(x) > 0 else math.nan
+    rho = spearman(x, human)
     taus = pairs.group_taus(x)
     kendall = float(np.nanmean(taus)) if pairs.eligible.any() else math.nan
     acc, n_pairs = pairs.accuracy(x)
@@ -131,7 +131,7 @@ def loo_signs(files: Sequence[FileColumns]) -> dict[str, dict[str, float]]:
         rho[f.name] = {}
         for name, x in f.features.items():
             if np.ptp(x) > 0:
-                rho[f.name][name] = (float(stats.spearmanr(x, f.human).statistic), len(x))
+                rho[f.name][name] = (spearman(x, f.human), len(x))
     out: dict[str, dict[str, float]] = {}
     for f in files:
         out[f.name] = {}
@@ -164,14 +164,6 @@ class Difference:
     unit: str  # "inputs" (groups resampled) or "outputs"
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    rx, ry = stats.rankdata(x), stats.rankdata(y)
-    rx -= rx.mean()
-    ry -= ry.mean()
-    denom = math.sqrt(float((rx**2).sum() * (ry**2).sum()))
-    return float((rx * ry).sum() / denom) if denom else math.nan
-
-
 def group_bootstrap(
     model: np.ndarray,
     baselines: Mapping[str, np.ndarray],
@@ -193,25 +185,30 @@ def group_bootstrap(
     else:
         members, unit, n_units = None, "outputs", len(human)
     taus = {name: pairs.group_taus(x) for name, x in {"": model, **baselines}.items()}
+    columns = np.vstack([model, *baselines.values()])  # the model, then each baseline
+
+    def rhos(idx: np.ndarray) -> np.ndarray:  # every column's rho on the same outputs at once
+        return spearman(columns[:, idx], np.broadcast_to(human[idx], (len(columns), len(idx))))
+
     draws_rho: dict[str, list[float]] = {name: [] for name in baselines}
     draws_tau: dict[str, list[float]] = {name: [] for name in baselines}
     for _ in range(n_samples):
         pick = rng.integers(0, n_units, n_units)
         idx = np.concatenate([members[g] for g in pick]) if members is not None else pick
-        h = human[idx]
-        m_rho = _spearman(model[idx], h)
+        rho = rhos(idx)
         if pairs.has_groups:
             ok = pairs.eligible[pick]
             m_tau = float(taus[""][pick][ok].mean()) if ok.any() else math.nan
-        for name, x in baselines.items():
-            draws_rho[name].append(m_rho - _spearman(x[idx], h))
+        for k, name in enumerate(baselines, 1):
+            draws_rho[name].append(rho[0] - rho[k])
             if pairs.has_groups and ok.any():
                 draws_tau[name].append(m_tau - float(taus[name][pick][ok].mean()))
     tail = (1 - confidence) / 2
     out: dict[str, dict[str, Difference]] = {"spearman": {}, "kendall": {}}
-    for name, x in baselines.items():
+    rho = rhos(np.arange(len(human)))
+    for k, name in enumerate(baselines, 1):
         observed = {
-            "spearman": _spearman(model, human) - _spearman(x, human),
+            "spearman": rho[0] - rho[k],
             "kendall": float(np.nanmean(taus[""]) - np.nanmean(taus[name]))
             if pairs.eligible.any()
             else math.nan,

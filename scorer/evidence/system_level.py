@@ -15,7 +15,7 @@ Human references (`is_reference`) are not systems here: `fluency benchmark` leav
 before this view sees the file. A file without `system`, with fewer than `MIN_SYSTEMS`
 systems, or whose `system` names something other than a generator (`genres.NOT_SYSTEMS`) is
 skipped with the reason, never an error. scikit-learn and SciPy have no system-level
-agreement with a bootstrap over inputs, so it is written here on NumPy (ranks from SciPy).
+agreement with a bootstrap over inputs, so it is written here on NumPy (`scorer.evidence.ranks`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from scorer.evidence.ranks import spearman
 
 __all__ = [
     "MIN_SYSTEMS",
@@ -83,34 +85,6 @@ def pairwise_accuracy(score_means: np.ndarray, human_means: np.ndarray) -> tuple
         return math.nan, 0
     agree = (ps[keep] == hs[keep]) + 0.5 * (ps[keep] == 0)
     return float(agree.mean()), n
-
-
-def rankdata(a, **options) -> np.ndarray:
-    """SciPy's `rankdata`, imported when first called: `fluency score` imports this module for
-    its argument parser, and `scipy.stats` is about a second of a process's start-up."""
-    from scipy.stats import rankdata as scipy_rankdata
-
-    return scipy_rankdata(a, **options)
-
-
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    rx, ry = rankdata(x), rankdata(y)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return math.nan
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
-def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row of `x` with the same row of `y` (NaN where one is constant)."""
-    if not len(x):
-        return np.zeros(0)
-    rx = rankdata(x, axis=1)
-    ry = rankdata(y, axis=1)
-    rx -= rx.mean(1, keepdims=True)
-    ry -= ry.mean(1, keepdims=True)
-    den = np.sqrt((rx**2).sum(1) * (ry**2).sum(1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rx * ry).sum(1) / den, math.nan)
 
 
 @dataclass(frozen=True)
@@ -175,7 +149,7 @@ class SystemDraws:
         means = np.bincount(self.sid, np.asarray(values, dtype=float), len(self.names))
         means /= np.bincount(self.sid, minlength=len(self.names))
         acc, n = pairwise_accuracy(means, self.human_means)
-        return acc, _spearman(means, self.human_means), n
+        return acc, spearman(means, self.human_means), n
 
     def draws(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(accuracy, spearman) of one column under every draw (NaN where a draw leaves fewer
@@ -192,12 +166,12 @@ class SystemDraws:
         agree = ((ps == hs) & (hs != 0)).sum(1) + 0.5 * ((ps == 0) & (hs != 0)).sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):
             acc[complete] = np.where(n > 0, agree / n, math.nan)
-        rho[complete] = _row_spearman(means[complete], human[complete])
+        rho[complete] = spearman(means[complete], human[complete])
         for k in np.flatnonzero(~complete):  # a system with no drawn input: the others
             ok = np.isfinite(means[k]) & np.isfinite(human[k])
             if ok.sum() >= 2:
                 acc[k] = pairwise_accuracy(means[k][ok], human[k][ok])[0]
-                rho[k] = _spearman(means[k][ok], human[k][ok])
+                rho[k] = spearman(means[k][ok], human[k][ok])
         return acc, rho
 
     def agreement(self, values: np.ndarray) -> SystemAgreement:

@@ -128,18 +128,6 @@ def test_spearman_difference_separates_a_better_metric_and_matches_the_point_est
     assert (again.ci_low, again.ci_high) == (d.ci_low, d.ci_high)
 
 
-def test_row_spearman_is_scipys_spearman_on_each_resample_ties_included():
-    from scipy.stats import spearmanr
-
-    from scorer.evidence.agreement import _row_spearman
-
-    rng = np.random.default_rng(5)
-    x = rng.integers(0, 4, size=(6, 50)).astype(float)  # heavy ties, as a resample has
-    y = rng.integers(0, 7, size=(6, 50)).astype(float)
-    expected = [spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
-    assert _row_spearman(x, y) == pytest.approx(expected)
-
-
 def test_spearman_difference_of_two_equally_good_metrics_straddles_zero():
     from scorer.evidence.agreement import spearman_difference
 

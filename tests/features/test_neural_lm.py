@@ -87,9 +87,9 @@ def test_a_text_packed_with_texts_of_other_lengths_scores_as_alone():
         assert np.abs(values - packed[k]).max() <= 1e-6
         assert np.abs(values - shuffled[shuffled_order.index(k)]).max() <= 1e-6
     # The packing is real: without the budget's cut each text would get a pass of its own.
-    from features.neural_lm import _groups
+    from features.neural_lm import pass_groups
 
-    assert len(_groups([len(t) + 1 for t in tokens], 4096)) == 1
+    assert len(pass_groups([len(t) + 1 for t in tokens], 4096)) == 1
 
 
 def test_the_sum_is_the_tokens_log_probabilities_and_a_prefix_keeps_them():

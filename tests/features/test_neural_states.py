@@ -6,6 +6,7 @@ pass serves a batch without `neural.v2`, the full pass's states a batch with it.
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
@@ -110,3 +111,38 @@ def test_a_batch_with_logprobs_reads_the_states_of_its_full_passes(monkeypatch):
     for a, b in zip(both, cut, strict=True):
         values = np.array([a[k] for k in b])
         assert np.abs(values - np.array(list(b.values()))).max() <= 1e-6
+
+
+def test_passes_run_side_by_side_give_the_same_states_and_logprobs(lm):
+    """Two lanes (`features.neural_lanes`, as a gunicorn worker runs them): each pass on a
+    thread of its own, every value the same to the bit as one lane's, in the order given."""
+    from features.neural_lm import _passes
+
+    tokens = [lm.tokenize(t) for t in TEXTS]
+    one, two = dataclasses.replace(lm, lanes=1), dataclasses.replace(lm, lanes=2)
+    threads = set()
+    real = two.states
+
+    class Recording:
+        def run(self, names, feeds):
+            threads.add(threading.current_thread().name)
+            return real.run(names, feeds)
+
+    two.states = Recording()
+    one.recent.batch = {}
+    alone, side = state_passes(one, tokens), state_passes(two, tokens)
+    assert len(threads) == 2  # eight passes (one a piece), two lanes
+    assert side[-1] is None
+    for a, b in zip(alone[:-1], side[:-1], strict=True):
+        assert np.array_equal(a, b)
+    full_one, full_two = _passes(one, tokens, budget=1), _passes(two, tokens, budget=1)
+    for (lp1, s1), (lp2, s2) in zip(full_one, full_two, strict=True):
+        assert np.array_equal(lp1, lp2)
+        assert (s1 is None and s2 is None) or np.array_equal(s1, s2)
+
+
+def test_the_lanes_are_read_at_load(monkeypatch):
+    monkeypatch.delenv("FLUENCY_NEURAL_LANES", raising=False)
+    assert load_neural(Resources()).lanes == 1
+    monkeypatch.setenv("FLUENCY_NEURAL_LANES", "2")
+    assert load_neural(Resources()).lanes == 2

@@ -84,3 +84,17 @@ def test_a_head_that_reads_an_extractor_this_code_lacks_is_refused_clearly():
     assert len(head_columns({"head_features": ["neural_states.v1"]})) == 576
     with pytest.raises(ModelLoadError, match=r"neural_states\.v9"):
         head_columns({"head_features": ["neural_states.v9"]})
+
+
+def test_a_head_pickled_beside_the_card_is_refused_not_unpickled(tmp_path):
+    # Early bundles kept a non-linear head as `calibration.joblib`, named by its hash in the
+    # card; a head is served only from the card's linear weights, so such a card is refused.
+    from scorer.calibration import load_head_section
+    from scorer.errors import ModelLoadError
+
+    card = json.loads((MODELS_DIR / "default" / "card.json").read_text())
+    section = {k: v for k, v in card["heads"][GENERAL].items() if k != "linear"}
+    section["sha256"] = "0" * 64
+    (tmp_path / "calibration.joblib").write_bytes(b"not to be unpickled")
+    with pytest.raises(ModelLoadError, match="no linear weights"):
+        load_head_section(tmp_path, card, section)

@@ -299,11 +299,9 @@ def test_the_shipped_default_is_its_gleu_stage_and_heads_chosen_on_people():
     import sys
 
     from features.resources import MODELS_DIR
-    from scorer.calibration import CALIBRATION_FILE
     from scorer.scoring import load_scorer
 
     folder = MODELS_DIR / "default"
-    assert not (folder / CALIBRATION_FILE).exists()
     served = load_scorer(folder)
     section = served.card["heads"]["general"]
     assert section["genre"] == "general" and section["held_out"].startswith("one genre out")

@@ -12,7 +12,7 @@ from training.heads.figures import HeadFile
 from training.heads.files import MINUS_LENGTH
 from training.heads.fitted import BASE, with_base
 from training.heads.linear import Linear
-from training.heads.residual_ridge import ResidualRidge, _fit, choose_alpha, state_columns
+from training.heads.residual_ridge import ResidualRidge, choose_alpha, fit_rest, state_columns
 
 N_STATES = 24
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
@@ -46,7 +46,7 @@ def test_the_states_are_the_columns_only_a_learned_head_reads():
 
 def test_a_strong_ridge_gives_the_head_in_hand_back_on_the_users_scale():
     f = with_base([_rated("states")], SHIPPED)[0]
-    fit = _fit([f], "whole", STATES, [1e-3, 1e9])
+    fit = fit_rest([f], "whole", STATES, [1e-3, 1e9])
     weak, strong = np.abs(fit.coef).sum(axis=1)
     assert strong < 1e-5 < 0.1 < weak
     # What is left once the states count for nothing: the head in hand, slope kept positive.
@@ -106,7 +106,7 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
     ridge = ResidualRidge("whole", learned, STATES)
     head = ridge.fit(files, folds=5, seed=1)
     assert head.inputs == ("gleu", *STATES)
-    fit = _fit(files, "whole", STATES, [float(head.label.split("alpha ")[1].split()[0])])
+    fit = fit_rest(files, "whole", STATES, [float(head.label.split("alpha ")[1].split()[0])])
     assert head.coef[1] == pytest.approx(fit.slope * 0.2 + fit.coef[0, 0])
     cols = files[0].columns["whole"]
     X = np.column_stack([cols[c] for c in STATES])

@@ -137,7 +137,7 @@ def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curv
 
 def test_a_residual_general_head_is_written_served_and_explained_in_its_two_parts(tmp_path):
     """The variant fitted on SmolLM2's real states of two-sentence texts (and their shuffles)
-    under the general head's reading, written as `python -m training.state_head --write` writes
+    under the general head's reading, written as `python -m training.heads.learned --write` writes
     a head into a copy of the neural bundle and loaded as the service loads it: it scores as
     fitted, and an explanation gives the GLEU part and the states part apart, adding up."""
     import shutil
@@ -148,7 +148,7 @@ def test_a_residual_general_head_is_written_served_and_explained_in_its_two_part
     from scorer import load_scorer
     from scorer.explain import as_dict, explain_texts
     from training.heads.files import text_columns
-    from training.heads.learned import _residual_section
+    from training.heads.state_candidates import residual_section
     from training.heads.state_report import write_heads
 
     pairs = [
@@ -174,7 +174,7 @@ def test_a_residual_general_head_is_written_served_and_explained_in_its_two_part
     f = HeadFile("mine", "mine", np.array(human), groups, columns)
     head = fit_residual([f], current, 100.0)
     decision = {"decision": "shipped: for the test"}
-    sec = _residual_section(
+    sec = residual_section(
         head, (20, "mean", RESIDUAL, 100.0), current, [f], decision, "test", "general", "test"
     )
     write_heads(neural, {"general": sec}, {"general": {"decision": "shipped: for the test"}})

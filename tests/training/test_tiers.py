@@ -77,14 +77,14 @@ def test_the_map_gives_the_new_score_the_shipped_ones_mean_and_spread():
         fit_gleu_map(new, np.ones(200))
 
 
-def test_heads_reading_what_the_bundle_lacks_are_left_out_saying_why(tmp_path):
+def test_heads_reading_what_the_bundle_lacks_are_left_out_saying_why():
     """A bundle of spaCy and surface columns only: the default's heads that read the n-gram LM
     or Link Grammar are left behind, the others carried as they are."""
     from features import registry
 
     columns = [c for name in ("spacy.v1", "surface.v2") for c in registry.get(name).columns]
     shipped = json.loads((MODELS_DIR / "default" / "card.json").read_text())["heads"]
-    entries = carried_heads("default", GleuMap(1.0, 0.0, 10, 0.9), columns, tmp_path, fitted_on="")
+    entries = carried_heads("default", GleuMap(1.0, 0.0, 10, 0.9), columns, fitted_on="")
     left = entries["carried_heads"]["left_out"]
     assert set(entries["heads"]) | set(left) == set(shipped)
     for genre, why in left.items():

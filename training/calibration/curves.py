@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
+from scorer.evidence.ranks import spearman
 from training.calibration.curve_plot import CALIBRATED, FIGURES, GENERAL, GENRE, START
 from training.calibration.start import calibrate_from, named_readings
 from training.heads.choose import FOLDS, subset
-from training.heads.figures import HeadFile, group_taus, members, spearman
+from training.heads.figures import HeadFile, group_taus, members
 from training.heads.files import MINUS_LENGTH, READINGS
 from training.heads.linear import Linear
 from training.heads.select import ScrambleCheck

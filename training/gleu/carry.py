@@ -20,7 +20,6 @@ What carrying costs against the shipped bundle, on people's ratings: docs/model.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from features.resources import MODELS_DIR
-from scorer.calibration import CALIBRATION_FILE, DERIVED, READINGS, card_heads, head_columns
+from scorer.calibration import DERIVED, READINGS, card_heads, head_columns
 
 __all__ = [
     "GleuMap",
@@ -109,20 +108,18 @@ def carried_heads(
     tier: str,
     gleu_map: GleuMap,
     columns: Sequence[str],
-    folder: str | Path,
     *,
     fitted_on: str,
     models_dir: str | Path = MODELS_DIR,
 ) -> dict[str, Any]:
-    """Card entries for the bundle at `folder`, whose GLEU stage yields `columns` and was put on
+    """Card entries for a bundle whose GLEU stage yields `columns` and was put on
     the shipped `tier`'s scale by `gleu_map` (`rescale`): the tier's `heads` as they are, each
     one that reads only what this bundle yields; the `head_features` they read beyond the GLEU
     stage, if any; and `carried_heads`: where from, the map, on what it was fitted
-    (`fitted_on`), and each head left behind with the reason. A pickled head's file is copied
-    into `folder` beside the card that names it."""
+    (`fitted_on`), and each head left behind with the reason."""
     from scorer.bundle import read_card
 
-    source, card = read_card(tier, models_dir)  # the heads whole, their weights' file joined
+    _, card = read_card(tier, models_dir)  # the heads whole, their weights' file joined
     known = {*columns, *head_columns(card), *READINGS, *DERIVED}
     heads: dict[str, Any] = {}
     left: dict[str, str] = {}
@@ -130,10 +127,10 @@ def carried_heads(
         lacking = [c for c in section.get("inputs", [])[1:] if c not in known]
         if lacking:
             left[genre] = f"it reads {', '.join(lacking)}, which this bundle does not yield"
+        elif not section.get("linear"):
+            left[genre] = "it has no linear weights (a pickled head), which are all a head serves"
         else:
             heads[genre] = section
-    if any("linear" not in section for section in heads.values()):
-        shutil.copyfile(Path(source) / CALIBRATION_FILE, Path(folder) / CALIBRATION_FILE)
     out: dict[str, Any] = {
         "heads": dict(sorted(heads.items())),
         "carried_heads": {

@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
             "all texts) and the shipped one"
         )
         columns = list(model.named_steps["vectorize"].get_feature_names_out())
-        heads = carried_heads(args.tier, gleu_map, columns, out, fitted_on=fitted_on)
+        heads = carried_heads(args.tier, gleu_map, columns, fitted_on=fitted_on)
     write_card_entries(out, heads or {})
     print(f"saved {out}: held-out accuracy {metrics['held_out_accuracy']:.3f}, {metrics}")
     print(_next_steps(out, heads))

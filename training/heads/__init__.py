@@ -17,7 +17,8 @@ SmolLM2's states (`state_ridge.StateRidgeKind`), a starting head plus a ridge on
 training.heads.learned`), chosen among themselves (`state_choice`) and facing the same rule,
 their rows written by the same writer (`tables.row`). Beside them: a head as a card holds it
 (`linear`), heads fitted on a user's ratings (`fitted`, `residual_ridge`), and the learned
-heads' files and report (`state_rows`, `state_report`). The said-again check, in the rule for
+heads' files and report (`state_rows`, `state_report`). Every ridge, linear or learned, is
+`ridge.fit_ridge`, its alpha picked by `ridge.within_one_se`. The said-again check, in the rule for
 every kind: `said_again` (its paragraphs and weights), `said_again_bundle` (a bundle's heads as
 served).
 """
@@ -35,6 +36,7 @@ __all__ = [
     "learned",
     "linear",
     "residual_ridge",
+    "ridge",
     "said_again",
     "said_again_bundle",
     "select",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scorer.calibration import card_heads
 from training.heads.files import MINUS_LENGTH
-from training.heads.tables import _fmt, _lead_rows, table_markdown
+from training.heads.tables import cell, lead_rows, table_markdown
 
 __all__ = [
     "HEADS_BEGIN",
@@ -53,7 +53,7 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
                 "",
             ]
         if r.get("table"):
-            lead = len(_lead_rows(r["table"]))
+            lead = len(lead_rows(r["table"]))
             out += table_markdown(r["table"], rows=lead + 5)
             out.append("")
         for f, why in (r.get("system_level_skipped") or {}).items():
@@ -101,11 +101,9 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     head tried goes in `heads_report.json` beside the card, and in the card's `heads_report`
     without its tables (`scorer.heads_report.write_heads_report`); the card's `summary` is
     written from the heads (`scorer.summary`). An entry of `report` read from a lean card
-    (its `head` without its `table`) keeps the table the bundle's report holds for it. A
-    pickled second stage left beside the card is removed: every head is served from the
-    card."""
+    (its `head` without its `table`) keeps the table the bundle's report holds for it."""
     from scorer.bundle import CARD_FILE
-    from scorer.calibration import CALIBRATION_FILE, GENERAL
+    from scorer.calibration import GENERAL
     from scorer.head_weights import is_lean, join_weights, write_weights
     from scorer.heads_report import read_heads_report, write_heads_report
     from scorer.summary import summarize
@@ -114,8 +112,6 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     whole = card.get("heads") or {}  # a section read from a lean card takes its weights here
     sections = {k: whole[k] if is_lean(v) and k in whole else v for k, v in sections.items()}
     general = sections.get(GENERAL)  # a general head not chosen again is not kept
-    if GENERAL in sections:
-        (folder / CALIBRATION_FILE).unlink(missing_ok=True)
     card.pop("calibration", None)
     card["heads"] = {GENERAL: general} if general else {}
     card["heads"].update((k, v) for k, v in sections.items() if k != GENERAL)
@@ -166,7 +162,7 @@ def _sys(row: Mapping) -> str:
     sys_ = row.get("system")
     if not sys_:
         return ""
-    return f"<br>systems {_fmt(sys_['accuracy'])} / {_fmt(sys_['rho'])}"
+    return f"<br>systems {cell(sys_['accuracy'])} / {cell(sys_['rho'])}"
 
 
 def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
@@ -195,7 +191,7 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             table = {row["label"]: row for row in r.get("table", [])}
             row_minus = table.get(MINUS_LENGTH)
             if row_minus:  # tiers judged on the same sample share it; another is named
-                value = f"{_fmt(row_minus['rho'])} / {_fmt(row_minus['tau'])}{_sys(row_minus)}"
+                value = f"{cell(row_minus['rho'])} / {cell(row_minus['tau'])}{_sys(row_minus)}"
                 if not minus:
                     minus = value
                 elif value not in minus:
@@ -205,15 +201,15 @@ def tier_table(tiers: Sequence[str], models_dir: str | Path) -> list[str]:
             )
             if top:
                 name = top["label"].split(": ", 1)[1]
-                best += f"{t}: {name} {_fmt(top['rho'])} / {_fmt(top['tau'])}{_sys(top)}<br>"
+                best += f"{t}: {name} {cell(top['rho'])} / {cell(top['tau'])}{_sys(top)}<br>"
             cost = (r.get("said_again") or {}).get("held_out")
             if "served" in r and cost:  # no head shipped: the GLEU stage, said-again safe
                 h = cost["with"]
-                systems = f"<br>systems {_fmt(h['systems'])}" if h.get("systems") else ""
-                cells.append(f"GLEU stage {_fmt(h['rho'])} / {_fmt(h['tau'])}{systems}")
+                systems = f"<br>systems {cell(h['systems'])}" if h.get("systems") else ""
+                cells.append(f"GLEU stage {cell(h['rho'])} / {cell(h['tau'])}{systems}")
             elif r["decision"].startswith("shipped") and "head" in table:
                 h = table["head"]
-                cells.append(f"**{_fmt(h['rho'])} / {_fmt(h['tau'])}**{_sys(h)}")
+                cells.append(f"**{cell(h['rho'])} / {cell(h['tau'])}**{_sys(h)}")
             else:
                 why = r["decision"].removeprefix("not shipped: ")
                 cells.append("none (one dataset)" if why.startswith("one dataset") else "none")

@@ -13,7 +13,6 @@ chooses each genre's head so (with `--learned`, the learned heads beside the lin
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -28,7 +27,7 @@ from training.heads.figures import HeadFile, judge
 from training.heads.files import READINGS
 from training.heads.select import Fitted, ScrambleCheck, fit_head, select_head
 from training.heads.ship_rule import FITTED, pick
-from training.heads.tables import decision_report
+from training.heads.tables import decision_report, rounded
 
 __all__ = ["FOLDS", "Choice", "Rival", "choose", "fold_rows", "hold_out", "input_folds", "subset"]
 
@@ -218,7 +217,7 @@ def weight_cost(units, head: Fitted, check: ScrambleCheck, by_genre: bool, n_sam
         preds = held_out(kind, units, by_genre)
         j = judge(preds, units, by_genre)
         systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": _round(j.rho), "tau": _round(j.tau), "systems": systems}
+        out[name] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
     return out
 
 
@@ -238,8 +237,3 @@ def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[d
     head = evidence.fitted if verdict.head == FITTED else evidence.singles.get(verdict.head)
     preds = evidence.preds(head) if head is not None and head.kind is not None else {}
     return decision_report(evidence, verdict), selection, preds
-
-
-def _round(x: float) -> float | None:
-    """A figure as the report keeps it: 4 places, None where it cannot be measured."""
-    return None if math.isnan(x) else round(float(x), 4)

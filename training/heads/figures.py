@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scorer.evidence.ranks import spearman
+
 __all__ = [
     "HeadFile",
     "Judgement",
@@ -24,8 +26,8 @@ __all__ = [
     "judge",
     "means",
     "members",
+    "nanmean",
     "orient",
-    "spearman",
     "unit_weights",
 ]
 
@@ -102,17 +104,6 @@ def group_taus(pred: np.ndarray, file: HeadFile) -> np.ndarray:
     return tau
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    # Imported here: `fluency score` imports this module for its argument parser, and SciPy's
-    # statistics are a second of every scoring process's start-up.
-    from scipy.stats import rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 @dataclass(frozen=True)
 class Judgement:
     """Held-out figures of one head: per file rho and mean per-input tau, and the means."""
@@ -131,7 +122,7 @@ def criteria(j: Judgement) -> dict[str, float]:
     return {n: r + (0.0 if math.isnan(t) else t) for n, (r, t) in j.per_file.items()}
 
 
-def _nanmean(values) -> float:
+def nanmean(values) -> float:
     kept = [v for v in values if v is not None and not math.isnan(v)]
     return float(np.mean(kept)) if kept else float("nan")
 
@@ -139,12 +130,12 @@ def _nanmean(values) -> float:
 def means(per_file: Mapping[str, tuple[float, float]], genres: Mapping[str, str] | None):
     """(mean rho, mean tau) over files, or with `genres` over genres of their files' means."""
     if genres is None:
-        return _nanmean(r for r, _ in per_file.values()), _nanmean(t for _, t in per_file.values())
+        return nanmean(r for r, _ in per_file.values()), nanmean(t for _, t in per_file.values())
     by: dict[str, list[tuple[float, float]]] = {}
     for name, v in per_file.items():
         by.setdefault(genres[name], []).append(v)
-    rho = _nanmean(_nanmean(r for r, _ in vs) for vs in by.values())
-    tau = _nanmean(_nanmean(t for _, t in vs) for vs in by.values())
+    rho = nanmean(nanmean(r for r, _ in vs) for vs in by.values())
+    tau = nanmean(nanmean(t for _, t in vs) for vs in by.values())
     return rho, tau
 
 
@@ -152,7 +143,7 @@ def judge(preds: Mapping[str, np.ndarray], files: Sequence[HeadFile], by_genre: 
     per = {}
     for f in files:
         taus = group_taus(preds[f.name], f)
-        per[f.name] = (spearman(preds[f.name], f.human), _nanmean(taus))
+        per[f.name] = (spearman(preds[f.name], f.human), nanmean(taus))
     rho, tau = means(per, {f.name: f.genre for f in files} if by_genre else None)
     return Judgement(per, rho, tau)
 
@@ -208,7 +199,7 @@ def interval(
         for f, groups, tau in prepared:
             pick = rng.integers(0, len(groups), len(groups))
             rows = np.concatenate([groups[k] for k in pick])
-            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), _nanmean(tau[pick]))
+            per[f.name] = (spearman(preds[f.name][rows], f.human[rows]), nanmean(tau[pick]))
         rhos[b], taus[b] = means(per, genres)
     out = {"rho": tuple(np.nanpercentile(rhos, [2.5, 97.5]).tolist())}
     out["tau"] = (

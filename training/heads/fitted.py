@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scorer.evidence.ranks import spearman
 from training.heads.choose import fold_rows, subset
-from training.heads.figures import HeadFile, spearman, unit_weights
+from training.heads.figures import HeadFile, unit_weights
 from training.heads.linear import Linear
 from training.heads.select import fit_head
 

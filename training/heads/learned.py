@@ -37,11 +37,7 @@ from pathlib import Path
 
 from training.heads.choose import choose
 from training.heads.files import READINGS
-from training.heads.state_candidates import (  # noqa: F401  (_residual_section: read here too)
-    _residual_section,
-    add_learned_options,
-    read_learned,
-)
+from training.heads.state_candidates import add_learned_options, read_learned
 from training.heads.state_report import write_heads
 from training.heads.tables import per_file_markdown, table_markdown
 

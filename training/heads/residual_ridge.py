@@ -36,15 +36,24 @@ from training.heads.draws import point_means
 from training.heads.figures import HeadFile, unit_weights
 from training.heads.fitted import BASE, fold_parts
 from training.heads.linear import Linear
+from training.heads.ridge import ALPHAS, fit_ridge, within_one_se
 
-__all__ = ["ALPHAS", "FEATURES", "KIND", "STATES", "ResidualRidge", "choose_alpha", "state_columns"]
+__all__ = [
+    "ALPHAS",
+    "FEATURES",
+    "KIND",
+    "STATES",
+    "ResidualRidge",
+    "RestFit",
+    "choose_alpha",
+    "fit_rest",
+    "predict_rest",
+    "state_columns",
+]
 
 STATES = "SmolLM2's states"
 FEATURES = "the feature columns"
 KIND = "residual ridge"  # `Linear.kind` of the head these rounds write
-# Ridge strengths tried, per 1,000 weighted rows (scaled with the rows of each fit); the learned
-# heads of `training.heads.state_ridge` try the same.
-ALPHAS = (10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10000.0, 30000.0)
 
 
 def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
@@ -53,7 +62,7 @@ def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class _Fit:
+class RestFit:
     """prediction = slope * head in hand + clip(columns) @ coef + intercept, one per alpha."""
 
     slope: float
@@ -63,11 +72,12 @@ class _Fit:
     high: np.ndarray
 
 
-def _fit(
+def fit_rest(
     files: Sequence[HeadFile], reading: str, columns: Sequence[str], alphas, *, clip: bool = False
-) -> _Fit:
-    from sklearn.linear_model import LinearRegression, Ridge
-    from sklearn.preprocessing import StandardScaler
+) -> RestFit:
+    """The head in hand (`BASE`) put on the ratings' scale by a positive slope, then a ridge on
+    `columns` for each of `alphas` fitted to what it leaves (`training.heads.ridge.fit_ridge`)."""
+    from sklearn.linear_model import LinearRegression
 
     x = np.concatenate([f.columns[reading][BASE] for f in files])
     X = np.vstack([np.column_stack([f.columns[reading][c] for c in columns]) for f in files])
@@ -78,19 +88,12 @@ def _fit(
     line = LinearRegression(positive=True).fit(x[:, None], y, sample_weight=w)
     slope = float(line.coef_[0])
     rest = y - slope * x - float(line.intercept_)
-    with np.errstate(invalid="ignore"):  # a column constant on these rows: scale 1 below
-        scaler = StandardScaler().fit(X, sample_weight=w)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
-    ridge = Ridge(alpha=strengths).fit(
-        (X - scaler.mean_) / scale, np.tile(rest[:, None], len(strengths)), sample_weight=w
-    )
-    coef = np.atleast_2d(ridge.coef_) / scale
-    intercept = np.atleast_1d(ridge.intercept_) - coef @ scaler.mean_ + float(line.intercept_)
-    return _Fit(slope, coef, intercept, low, high)
+    coef, intercept = fit_ridge(X, rest, w, strengths)
+    return RestFit(slope, coef, intercept + float(line.intercept_), low, high)
 
 
-def _predict(fit: _Fit, file: HeadFile, reading: str, columns: Sequence[str]) -> np.ndarray:
+def predict_rest(fit: RestFit, file: HeadFile, reading: str, columns: Sequence[str]) -> np.ndarray:
     """(outputs, alphas) predictions."""
     X = np.clip(np.column_stack([file.columns[reading][c] for c in columns]), fit.low, fit.high)
     return fit.slope * file.columns[reading][BASE][:, None] + X @ fit.coef.T + fit.intercept
@@ -103,9 +106,9 @@ def _out_of_fold(
     the folds `parts` (`training.heads.fitted.fold_parts`)."""
     out = {f.name: np.zeros((len(f.human), len(alphas))) for f in files}
     for train, held in parts:
-        fit = _fit(train, reading, columns, alphas, clip=clip)
+        fit = fit_rest(train, reading, columns, alphas, clip=clip)
         for f in files:
-            out[f.name][held[f.name]] = _predict(fit, subset(f, held[f.name]), reading, columns)
+            out[f.name][held[f.name]] = predict_rest(fit, subset(f, held[f.name]), reading, columns)
     return out
 
 
@@ -143,10 +146,8 @@ def choose_alpha(
     whole = _criteria(files, preds)
     best = int(np.nanargmax(np.nan_to_num(whole, nan=-np.inf)))
     F = np.nan_to_num(np.array(per_fold))
-    diff = F - F[:, [best]]
-    se = diff.std(axis=0, ddof=1) / np.sqrt(len(F)) if len(F) > 1 else np.zeros(len(alphas))
-    within = [a for a in range(len(alphas)) if whole[a] >= whole[best] - se[a]]
-    return float(alphas[max(within)])
+    paired = np.ascontiguousarray((F - F[:, [best]]).T)  # a row per alpha, a column per fold
+    return max(within_one_se(alphas, whole - whole[best], paired))
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,11 @@ class ResidualRidge:
         out = {f.name: np.zeros(len(f.human)) for f in files}
         for train, held in parts:
             alpha = self._alpha(train, folds, seed)
-            fit = _fit(train, self.reading, self.columns, [alpha], clip=self.clip)
+            fit = fit_rest(train, self.reading, self.columns, [alpha], clip=self.clip)
             for f in files:
                 rows = held[f.name]
-                out[f.name][rows] = _predict(fit, subset(f, rows), self.reading, self.columns)[:, 0]
+                found = predict_rest(fit, subset(f, rows), self.reading, self.columns)
+                out[f.name][rows] = found[:, 0]
         return out
 
     def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Linear:
@@ -194,7 +196,7 @@ class ResidualRidge:
         hand's inputs (its clips kept) and the columns (their own clips), a column the head in
         hand reads already taking the sum of both weights where neither clips it."""
         alpha = self._alpha(files, folds, seed)
-        fit = _fit(files, self.reading, self.columns, [alpha], clip=self.clip)
+        fit = fit_rest(files, self.reading, self.columns, [alpha], clip=self.clip)
         b = self.base
         weights = dict(zip(b.inputs, fit.slope * b.coef, strict=True))
         low = dict(zip(b.inputs, b.low, strict=True))

@@ -31,19 +31,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scorer.calibration import SAID_AGAIN
+from scorer.evidence.ranks import spearman
 from training.heads import kinds
 from training.heads.figures import (
     HeadFile,
     Judgement,
-    _nanmean,
     group_taus,
     judge,
     means,
     members,
+    nanmean,
     orient,
-    spearman,
     unit_weights,
 )
+from training.heads.ridge import fit_ridge
 from training.heads.said_again import MAX_PENALTY, SaidAgain
 
 __all__ = [
@@ -88,21 +89,13 @@ class Fitted:
 
 def fit_head(files: Sequence[HeadFile], reading: str, inputs: Sequence[str]) -> Fitted:
     """Non-negative ridge on standardised, sign-turned inputs (each dataset and genre weighing
-    the same), returned in the inputs' own units. A weight the fit sets to 0 stays 0."""
-    from sklearn.linear_model import Ridge
-
+    the same), returned in the inputs' own units (`training.heads.ridge.fit_ridge`). A weight
+    the fit sets to 0 stays 0."""
     signs = np.array([orient(files, reading, c) for c in inputs])
     X = np.vstack([np.column_stack([f.columns[reading][c] for c in inputs]) for f in files])
     y = np.concatenate([f.target for f in files])
-    w = unit_weights(files)
-    mean = np.average(X, axis=0, weights=w)
-    sd = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
-    sd[sd == 0] = 1.0
-    Z = (X - mean) / sd * signs
-    model = Ridge(alpha=ALPHA, positive=True).fit(Z, y, sample_weight=w)
-    coef = model.coef_ * signs / sd
-    intercept = float(model.intercept_ - coef @ mean)
-    return Fitted(reading, tuple(inputs), coef, intercept, tuple(signs.tolist()))
+    coef, intercept = fit_ridge(X, y, unit_weights(files), [ALPHA], signs=signs, positive=True)
+    return Fitted(reading, tuple(inputs), coef[0], float(intercept[0]), tuple(signs.tolist()))
 
 
 class LinearKind:
@@ -164,8 +157,8 @@ def bootstrap_gain(
         for f, groups, tau_new, tau_old in prepared:
             pick = rng.integers(0, len(groups), len(groups))
             rows = np.concatenate([groups[k] for k in pick])
-            per_new[f.name] = (spearman(new[f.name][rows], f.human[rows]), _nanmean(tau_new[pick]))
-            per_old[f.name] = (spearman(old[f.name][rows], f.human[rows]), _nanmean(tau_old[pick]))
+            per_new[f.name] = (spearman(new[f.name][rows], f.human[rows]), nanmean(tau_new[pick]))
+            per_old[f.name] = (spearman(old[f.name][rows], f.human[rows]), nanmean(tau_old[pick]))
         rn, tn = means(per_new, genres)
         ro, to = means(per_old, genres)
         gains[b] = (rn + np.nan_to_num(tn)) - (ro + np.nan_to_num(to))

@@ -26,7 +26,13 @@ from training.heads.state_residual import RESIDUAL, base_section, current_from, 
 from training.heads.state_ridge import StateHead, fit
 from training.heads.state_rows import StateFile
 
-__all__ = ["Decided", "LearnedCandidates", "add_learned_options", "read_learned"]
+__all__ = [
+    "Decided",
+    "LearnedCandidates",
+    "add_learned_options",
+    "read_learned",
+    "residual_section",
+]
 
 GENRES = ("data-to-text", "mt", "summaries", "dialogue", "acceptability")
 
@@ -169,7 +175,7 @@ class LearnedCandidates:
         learned = make(chosen)
         held = entry["held_out"]
         if isinstance(learned, Linear):
-            found.section = _residual_section(
+            found.section = residual_section(
                 learned, chosen, base, fitted_on, decision, self.command, unit, held
             )
         else:
@@ -261,7 +267,7 @@ def _residual_base(section: Mapping) -> Linear | None:
     return None
 
 
-def _residual_section(
+def residual_section(
     head: Linear, chosen, base: Linear, files, decision, command, genre, held
 ) -> dict:
     layer, pooling, variant, alpha = chosen

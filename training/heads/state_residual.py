@@ -23,7 +23,13 @@ from training.heads.figures import HeadFile
 from training.heads.fitted import with_base
 from training.heads.kinds import held_out
 from training.heads.linear import Linear
-from training.heads.residual_ridge import ALPHAS, ResidualRidge, _fit, _predict, state_columns
+from training.heads.residual_ridge import (
+    ALPHAS,
+    ResidualRidge,
+    fit_rest,
+    predict_rest,
+    state_columns,
+)
 from training.heads.select import LinearKind
 
 __all__ = ["RESIDUAL", "ResidualKind", "base_head", "fit_residual", "held_out_residual"]
@@ -52,12 +58,12 @@ class ResidualKind:
     def fit(self, files: Sequence[HeadFile]) -> ResidualKind:
         self.base_ = base_head(files, self.current)
         reading = self.current.reading
-        self.fit_ = _fit(with_base(files, self.base_), reading, self.columns, self.alphas)
+        self.fit_ = fit_rest(with_base(files, self.base_), reading, self.columns, self.alphas)
         return self
 
     def predict(self, file: HeadFile) -> np.ndarray:
         based = with_base([file], self.base_)[0]
-        return _predict(self.fit_, based, self.current.reading, self.columns)
+        return predict_rest(self.fit_, based, self.current.reading, self.columns)
 
 
 def held_out_residual(

@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from training.heads.figures import HeadFile, Judgement, criteria, unit_weights
 from training.heads.kinds import held_out, units
-from training.heads.residual_ridge import ALPHAS
+from training.heads.ridge import ALPHAS, fit_ridge, within_one_se
 from training.heads.state_rows import StateFile
 
 __all__ = [
@@ -92,28 +92,19 @@ def fit_all(
 ) -> dict[tuple[str, float], StateHead]:
     """{(variant, alpha): head} on the states at (layer index, pooling index) of `files`: a
     ridge on the standardised states, alpha per 1,000 weighted rows, one fit for every alpha
-    (scikit-learn's `Ridge` with an alpha a target, the targets the same ratings: one Gram
-    matrix for all); "states + logprob" averages its prediction in z with the summed
-    log-probability's z (both z on the fit rows, weighted). Returned in the inputs' units."""
-    from sklearn.linear_model import Ridge
-    from sklearn.preprocessing import StandardScaler
-
+    (`training.heads.ridge.fit_ridge`); "states + logprob" averages its prediction in z with
+    the summed log-probability's z (both z on the fit rows, weighted). Returned in the inputs'
+    units."""
     X = np.concatenate([f.states[:, at[0], at[1]] for f in files]).astype(np.float64)
     y = np.concatenate([f.target for f in files])
     lp = np.concatenate([f.logprob for f in files])
     w = _weights(files)
-    scaler = StandardScaler().fit(X, sample_weight=w)
-    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
-    ridge = Ridge(alpha=strengths).fit(
-        (X - scaler.mean_) / scale, np.tile(y[:, None], len(alphas)), sample_weight=w
-    )
+    coefs, intercepts = fit_ridge(X, y, w, strengths)
     lp_mean, lp_sd = _wstats(lp, w)
-    coefs, intercepts = np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)  # 1 alpha: 1-d
     out = {}
     for k, alpha in enumerate(alphas):
-        coef = coefs[k] / scale
-        intercept = float(intercepts[k] - coef @ scaler.mean_)
+        coef, intercept = coefs[k], float(intercepts[k])
         for variant in variants:
             c, b, lp_coef = coef, intercept, 0.0
             if variant == "states + logprob":
@@ -205,16 +196,10 @@ def choose(
     are, paired with the best alpha's, at most one standard error below on average."""
     best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
     top = criteria(judged[best])
-    within = []
-    for alpha in alphas:
-        key = (*best[:3], alpha)
-        if key not in judged:
-            continue
-        mine = criteria(judged[key])
-        diffs = np.array([mine[n] - top[n] for n in top])
-        se = float(diffs.std(ddof=1) / math.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
-        if diffs.mean() + se >= 0:
-            within.append(alpha)
+    tried = [a for a in alphas if (*best[:3], a) in judged]
+    paired = np.array([[criteria(judged[(*best[:3], a)])[n] - top[n] for n in top] for a in tried])
+    gaps = paired.mean(axis=1)
+    within = within_one_se(tried, gaps, paired)
     chosen = (*best[:3], max(within))
     how = {
         "best": {"key": list(best), "criterion": round(judged[best].criterion, 4)},

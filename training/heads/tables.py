@@ -17,10 +17,19 @@ from training.heads.files import CHRF, MINUS_LENGTH
 from training.heads.ship_rule import FITTED, Verdict, wins
 from training.heads.systems import system_view
 
-__all__ = ["decision_report", "per_file_markdown", "print_report", "row", "table_markdown"]
+__all__ = [
+    "cell",
+    "decision_report",
+    "lead_rows",
+    "per_file_markdown",
+    "print_report",
+    "rounded",
+    "row",
+    "table_markdown",
+]
 
 
-def _fmt(v: float) -> str:
+def cell(v: float) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
@@ -49,7 +58,7 @@ def row(
     }
     if ci is not None:
         out["rho_95"], out["tau_95"] = _ci(ci["rho"]), _ci(ci["tau"])
-    out["per_file"] = {k: [_r(r), _r(t)] for k, (r, t) in j.per_file.items()}
+    out["per_file"] = {k: [rounded(r), rounded(t)] for k, (r, t) in j.per_file.items()}
     if scrambles is not None:
         out["scrambles"] = scrambles
     if system is not None:
@@ -59,7 +68,7 @@ def row(
     return out
 
 
-def _r(x: float) -> float | None:
+def rounded(x: float) -> float | None:
     return None if math.isnan(x) else round(float(x), 4)
 
 
@@ -112,12 +121,12 @@ def decision_report(ev: Evidence, verdict: Verdict) -> dict:
         "decision": verdict.decision,
         "reading": head.reading,
         "inputs": list(head.inputs),
-        "scrambles": _r(ev.by_reading[head.reading].scrambles.get(head.inputs, math.nan)),
+        "scrambles": rounded(ev.by_reading[head.reading].scrambles.get(head.inputs, math.nan)),
         "steps": [
             {
                 "inputs": list(s.inputs),
-                "rho": _r(s.judgement.rho),
-                "tau": _r(s.judgement.tau),
+                "rho": rounded(s.judgement.rho),
+                "tau": rounded(s.judgement.tau),
                 "criterion_gain_95": None if s.gain_interval is None else _ci(s.gain_interval),
             }
             for s in steps
@@ -125,7 +134,7 @@ def decision_report(ev: Evidence, verdict: Verdict) -> dict:
         "readings": {
             r: {
                 "inputs": list(s.inputs) if s.steps else [],
-                "criterion": _r(s.judgement.criterion) if s.steps else None,
+                "criterion": rounded(s.judgement.criterion) if s.steps else None,
             }
             for r, s in ev.by_reading.items()
         },
@@ -163,7 +172,7 @@ def _chrf_rows(ev: Evidence) -> list[dict]:
     return [row(label, j, system=part.point(preds).as_dict() if part else None)]
 
 
-def _lead_rows(table: Sequence[Mapping]) -> list[Mapping]:
+def lead_rows(table: Sequence[Mapping]) -> list[Mapping]:
     """The rows a head is judged against: itself, the plain baselines, its best single input."""
     out = []
     for row in table:
@@ -178,8 +187,8 @@ def _system_cell(row: Mapping) -> str:
     if not sys_:
         return "–"
     ci = sys_.get("accuracy_95")
-    acc = _fmt(sys_["accuracy"]) + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "")
-    return f"{acc} | {_fmt(sys_['rho'])}"
+    acc = cell(sys_["accuracy"]) + (f" [{cell(ci[0])}, {cell(ci[1])}]" if ci else "")
+    return f"{acc} | {cell(sys_['rho'])}"
 
 
 def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[str]:
@@ -190,15 +199,15 @@ def table_markdown(table: Sequence[Mapping], rows: int | None = None) -> list[st
         "| | mean rho [95%] | mean tau [95%] | systems: pair accuracy [95%] | systems: rho |",
         "|---|---|---|---|---|",
     ]
-    chosen = _lead_rows(table) if rows is None else list(table)[:rows]
+    chosen = lead_rows(table) if rows is None else list(table)[:rows]
     for row in chosen:
         rci = row.get("rho_95") or [None, None]
         tci = row.get("tau_95") or [None, None]
-        rho = _fmt(row["rho"]) + (
-            f" [{_fmt(rci[0])}, {_fmt(rci[1])}]" if rci[0] is not None else ""
+        rho = cell(row["rho"]) + (
+            f" [{cell(rci[0])}, {cell(rci[1])}]" if rci[0] is not None else ""
         )
-        tau = _fmt(row["tau"]) + (
-            f" [{_fmt(tci[0])}, {_fmt(tci[1])}]" if tci[0] is not None else ""
+        tau = cell(row["tau"]) + (
+            f" [{cell(tci[0])}, {cell(tci[1])}]" if tci[0] is not None else ""
         )
         system = _system_cell(row)
         out.append(f"| {row['label']} | {rho} | {tau} | {system if system != '–' else '– | –'} |")
@@ -229,7 +238,7 @@ def per_file_markdown(table: Sequence[Mapping]) -> list[str]:
         cells = []
         for r in table:
             rho, tau = r["per_file"][name]
-            cells.append(_fmt(rho) + ("" if tau is None else f" / {_fmt(tau)}"))
+            cells.append(cell(rho) + ("" if tau is None else f" / {cell(tau)}"))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out
 

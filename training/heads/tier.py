@@ -63,7 +63,7 @@ from training.heads.files import (
 from training.heads.select import Fitted, ScrambleCheck
 from training.heads.state_candidates import add_learned_options, read_learned
 from training.heads.state_report import add_states_family
-from training.heads.tables import _r, print_report
+from training.heads.tables import print_report, rounded
 
 __all__ = ["choose_genre_heads", "main", "section"]
 
@@ -103,7 +103,7 @@ def section(
         "clip": {"low": low, "high": high},
         "target": "the human score, z-normalised within each dataset",
         "regressor": "non-negative ridge on standardised inputs turned by their own signs",
-        "alone": {c: _r(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
+        "alone": {c: rounded(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
         "held_out": held,
         "selection": dict(decision),
         "files": {f.name: len(f.human) for f in files},
@@ -235,7 +235,7 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
         preds = {f.name: h.predict(f) for f in files}
         j = judge(preds, files, True)
         systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
+        out[name] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
     return out
 
 
@@ -263,8 +263,8 @@ def against_general(
     ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
     figures = {"ok": ruling.ok, "why": ruling.why}
     for label, j, p in (("head", mine, preds), ("general", theirs, general)):
-        systems = _r(view.point(p).accuracy) if view.draws else None
-        figures[label] = {"rho": _r(j.rho), "tau": _r(j.tau), "systems": systems}
+        systems = rounded(view.point(p).accuracy) if view.draws else None
+        figures[label] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
     return ruling, figures
 
 
