@@ -289,7 +289,7 @@ def test_sighup_under_kept_alive_load_fails_no_request(models_dir, served, tmp_p
     if "neural" in served["FLUENCY_MODELS"]:
         # Loaded in the preloaded master (and wherever it is loaded again), one thread each
         # time: two workers on two cores, never two threads each.
-        loads = [x for x in srv.log_lines() if "SmolLM2-135M loaded" in x]
+        loads = [x for x in srv.log_lines() if "SmolLM2-135M from" in x]
         assert loads and all("1 thread(s)" in x for x in loads), loads
 
 
