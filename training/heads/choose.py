@@ -214,11 +214,16 @@ def weight_cost(units, head: Fitted, check: ScrambleCheck, by_genre: bool, n_sam
         ("with", LinearKind(head.reading, head.inputs, check)),
         ("without", LinearKind(head.reading, head.inputs)),
     ):
-        preds = held_out(kind, units, by_genre)
-        j = judge(preds, units, by_genre)
-        systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
+        out[name] = figures(held_out(kind, units, by_genre), units, by_genre, view)
     return out
+
+
+def figures(preds, units, by_genre: bool, view) -> dict:
+    """The report's three figures of held-out `preds`: mean rho, mean per-input tau and, where
+    `view` (`training.heads.systems.system_view`) has draws, system pair accuracy."""
+    j = judge(preds, units, by_genre)
+    systems = rounded(view.point(preds).accuracy) if view.draws else None
+    return {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
 
 
 def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object, dict]:

@@ -226,17 +226,15 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
     """`head`'s held-out figures over every genre (mean rho, mean per-input tau, system pair
     accuracy) with its weight on what is said again and without: nothing is fitted, so
     nothing is held out but the weight, chosen on Reuters paragraphs."""
-    from training.heads.figures import judge
+    from training.heads.choose import figures
     from training.heads.systems import system_view
 
     view = system_view(files, True, n_samples=200, seed=12345)
-    out = {}
-    for name, h in (("with", head), ("without", dataclasses.replace(head, penalty=0.0))):
-        preds = {f.name: h.predict(f) for f in files}
-        j = judge(preds, files, True)
-        systems = round(view.point(preds).accuracy, 4) if view.draws else None
-        out[name] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
-    return out
+    bare = dataclasses.replace(head, penalty=0.0)
+    return {
+        name: figures({f.name: h.predict(f) for f in files}, files, True, view)
+        for name, h in (("with", head), ("without", bare))
+    }
 
 
 def against_general(
@@ -261,11 +259,12 @@ def against_general(
     view = system_view(files, False, n_samples=n_samples, seed=seed)
     gap = view.gain(preds, general) if view.draws else None
     ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
-    figures = {"ok": ruling.ok, "why": ruling.why}
-    for label, j, p in (("head", mine, preds), ("general", theirs, general)):
-        systems = rounded(view.point(p).accuracy) if view.draws else None
-        figures[label] = {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
-    return ruling, figures
+    from training.heads.choose import figures
+
+    found = {"ok": ruling.ok, "why": ruling.why}
+    for label, p in (("head", preds), ("general", general)):
+        found[label] = figures({f.name: p[f.name] for f in files}, files, False, view)
+    return ruling, found
 
 
 def _served_preds(section: Mapping | None, files: Sequence[HeadFile]) -> dict | None:
