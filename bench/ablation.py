@@ -1,11 +1,11 @@
 """Each extractor's share of the default's agreement with people, beside what it costs.
 
-A general head is chosen by leaving one genre out (`training.heads.select`; `fluency benchmark
---protocol lodo --across-genres`). Here each genre is scored by a head chosen and fitted on the
-other genres (`training.heads.held_out.lodo_columns`, texts read as the default's general head reads
-them unless `--aggregate` says otherwise) once with every column, then once without each
-extractor's columns among the candidate inputs, and once on the GLEU stages of `models/fast`
-(the default without Link Grammar, whose columns the GLEU stage itself also reads) and
+A general head is chosen by leaving one genre out (`training.heads.estimators.select`; `fluency
+benchmark --protocol lodo --across-genres`). Here each genre is scored by a head chosen and fitted
+on the other genres (`training.heads.selection.held_out.lodo_columns`, texts read as the default's
+general head reads them unless `--aggregate` says otherwise) once with every column, then once
+without each extractor's columns among the candidate inputs, and once on the GLEU stages of
+`models/fast` (the default without Link Grammar, whose columns the GLEU stage itself also reads) and
 `models/full` (with benepar).
 A row's figures are the mean over files of rho and of per-input tau, each file scored by a head
 that never saw its genre; "- all" is the drop against the first row, with a paired-bootstrap 95%
@@ -35,7 +35,7 @@ from scorer.config import from_env
 from scorer.evidence.benchmark import Pairs, agreement
 from scorer.evidence.benchmark_run import file_columns, judgement_files
 from scorer.evidence.genres import GENRES, genres_of
-from training.heads.held_out import lodo_columns
+from training.heads.selection.held_out import lodo_columns
 
 # What a fluency scorer claims to measure on the MT files: fluency errors only.
 MT_FLUENCY = {"mqm_newstest2020_zhen": "scores.fluency", "mqm_newstest2021_zhen": "scores.fluency"}

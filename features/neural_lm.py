@@ -81,7 +81,7 @@ HIDDEN = 576  # SmolLM2-135M's hidden size
 # How a text's token states are pooled (`_pool`): their mean, and the mean of the last tokens.
 POOLINGS = ("mean", "last")
 LAST_TOKENS = 4
-# The states `neural_states.v1` yields: the layer and pooling training/heads/learned.py chose held
+# The states `neural_states.v1` yields: the layer and pooling training/heads/learned/ chose held
 # out (docs/model.md, "A learned head on SmolLM2's states").
 STATE_LAYER, STATE_POOLING = 20, "mean"
 REEXPORT = "the graph predates them; remake it with fluency export-neural (make install-neural)"

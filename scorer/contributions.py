@@ -161,7 +161,7 @@ def _add(parts: dict[str, float], column: str, value: float) -> None:
 
 
 # Columns a head reads by the hundred, each meaningless alone, named as one contribution: the
-# learned head's share (training/heads/state_ridge.py), its value the share itself.
+# learned head's share (training/heads/learned/ridge.py), its value the share itself.
 GROUPS = {"neural_states.v1/": "SmolLM2 states"}
 
 

@@ -81,8 +81,8 @@ def test_no_two_modules_import_each_other():
 
 def _training_graph() -> dict[str, set[str]]:
     """{module: the training modules it imports, at any depth}; `from training.heads import
-    select` counts as importing `training.heads.select`. Package __init__ and __main__ files,
-    which only name or run their modules, are left out."""
+    select` counts as importing `training.heads.estimators.select`. Package __init__ and __main__
+    files, which only name or run their modules, are left out."""
     graph: dict[str, set[str]] = {}
     for path in _files("training"):
         if path.name in ("__init__.py", "__main__.py"):
@@ -99,7 +99,7 @@ def _training_graph() -> dict[str, set[str]]:
 
 
 def _package(module: str) -> str:
-    """`training.heads.select` -> `training.heads`; a top-level module -> `training`."""
+    """`training.heads.estimators.select` -> `training.heads`; a top-level module -> `training`."""
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 2 else "training"
 

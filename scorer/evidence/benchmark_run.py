@@ -258,16 +258,16 @@ def run_benchmark(
     (`features.rows`), kept under `cache_dir` (default `features.rows.default_cache_dir()`),
     computed in `n_jobs` processes where missing.
 
-    `protocol` "lodo": `second_stage(files, genres)` (`training.heads.held_out.lodo_columns`:
-    scorer must not import training) returns, per file, a head's scores chosen and fitted on
-    the other files of its genre (folds of its inputs in a genre of one file) and how it was
-    held out; they are scored as one more model column, "calibrated (LODO)", beside the first
-    model."""
+    `protocol` "lodo": `second_stage(files, genres)`
+    (`training.heads.selection.held_out.lodo_columns`: scorer must not import training) returns, per
+    file, a head's scores chosen and fitted on the other files of its genre (folds of its inputs in
+    a genre of one file) and how it was held out; they are scored as one more model column,
+    "calibrated (LODO)", beside the first model."""
     if protocol not in ("plain", "lodo"):
         raise InputError(f"unknown protocol {protocol!r}; choose plain or lodo")
     if protocol == "lodo" and second_stage is None:
         raise InputError(
-            "protocol lodo needs a head to fit (training.heads.held_out.benchmark_stage)"
+            "protocol lodo needs a head to fit (training.heads.selection.held_out.benchmark_stage)"
         )
     if not scorers:
         raise InputError("give at least one model")

@@ -106,7 +106,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
 def _second_stage(args):
     # Chosen as `fluency calibrate` chooses a head (the training package), as robustness sets
     # are built with it.
-    from training.heads.held_out import benchmark_stage
+    from training.heads.selection.held_out import benchmark_stage
 
     return benchmark_stage(
         across_genres=args.across_genres,

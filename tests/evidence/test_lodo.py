@@ -15,7 +15,7 @@ from scorer.cli import main
 from scorer.evidence.benchmark_report import markdown
 from scorer.evidence.benchmark_run import LODO_LABEL, run_benchmark
 from scorer.evidence.genres import GENRES, genre_of
-from training.heads.held_out import benchmark_stage
+from training.heads.selection.held_out import benchmark_stage
 
 SENTENCES = [
     "The company said profits rose in the first quarter.",

@@ -14,7 +14,7 @@ from scipy import stats
 from scorer.evidence.ranks import spearman
 
 
-def _corrcoef_of_ranks(x, y):  # training.heads.figures.spearman, system_level._spearman
+def _corrcoef_of_ranks(x, y):  # training.heads.metrics.figures.spearman, system_level._spearman
     rx, ry = stats.rankdata(x), stats.rankdata(y)
     if np.ptp(rx) == 0 or np.ptp(ry) == 0:
         return float("nan")

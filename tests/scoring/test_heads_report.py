@@ -23,7 +23,7 @@ from scorer.heads_report import (
     read_heads_report,
 )
 from scorer.scoring import load_scorer
-from training.heads.cards import HEADS_BEGIN, HEADS_END, heads_markdown
+from training.heads.report.cards import HEADS_BEGIN, HEADS_END, heads_markdown
 
 CARDS = sorted(MODELS_DIR.glob("*/card.json"))
 TIERS = ("default", "fast", "full", "neural")

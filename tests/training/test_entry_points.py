@@ -12,6 +12,7 @@ COMMANDS = (
     "training.heads",
     "training.calibration.learning_curve",
     "training.heads.learned",
+    "training.heads.said_again_bundle",
     "training.gleu.train",
 )
 TRAINING = Path(__file__).resolve().parents[2] / "training"

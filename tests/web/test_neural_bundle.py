@@ -64,10 +64,10 @@ RUN_AND_LOOP = [
 def test_every_head_scores_a_sentence_above_its_runs_and_loops_of_any_length(genre):
     """A learned head is a weighted sum over mean states that no cap holds: the ship rule
     checks every head it ships on runs and loops of real sentences, to three times their
-    length and to the longest text the service takes (`training.heads.files.degenerate_texts`;
+    length and to the longest text the service takes (`training.heads.data.files.degenerate_texts`;
     0.13.0's data-to-text head scored "x " nine hundred times above a real sentence)."""
     from scorer.config import DEFAULTS
-    from training.heads.files import degenerate_texts
+    from training.heads.data.files import degenerate_texts
 
     scorer = load_scorer("neural").for_genre(genre)
     made = degenerate_texts(RUN_AND_LOOP, chars=DEFAULTS["MAX_CHARS"])
@@ -81,7 +81,7 @@ def test_every_head_scores_a_sentence_above_its_runs_and_loops_of_any_length(gen
 
 
 def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetition_lower():
-    """The learned head (training/heads/state_ridge.py) on the states of `neural_states.v1`, the
+    """The learned head (training/heads/learned/ridge.py) on the states of `neural_states.v1`, the
     neural tier's data-to-text head: a real sentence above its shuffles and above itself with a
     phrase said twice; `fluency explain` names the states' share as one contribution, and the
     contributions add up to the score."""

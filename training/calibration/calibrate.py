@@ -25,17 +25,16 @@ import numpy as np
 
 from training.calibration.report import card_report, regressor, report
 from training.calibration.start import Outcome, calibrate_from, named_readings, start_head
-from training.heads.cards import write_card
-from training.heads.choose import FOLDS
-from training.heads.figures import HeadFile
-from training.heads.files import (
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.files import (
     MINUS_LENGTH,
     READINGS,
     add_rows_options,
     read_scrambles,
     text_columns,
 )
-from training.heads.select import ScrambleCheck
+from training.heads.data.judged import FOLDS, HeadFile
+from training.heads.report.cards import write_card
 
 __all__ = ["add_commands", "calibrate", "head_file", "write_bundle"]
 
@@ -52,7 +51,7 @@ def head_file(
     n_jobs: int = 1,
 ) -> HeadFile:
     """A judged table (`training.judged.table`) as `HeadFile`: its texts read under each of
-    `readings` as `training.heads.files.text_columns` reads them, and minus the length."""
+    `readings` as `training.heads.data.files.text_columns` reads them, and minus the length."""
     columns = text_columns(
         scorer, judged.texts, readings, cache_dir=cache_dir, n_jobs=n_jobs, heads=True
     )
@@ -79,7 +78,8 @@ def write_bundle(
 ) -> Path:
     """A copy of the bundle folder `source` at `out` (or `source` itself), its card's `heads`
     holding `head` under `genre` beside the heads it had ("general" replaces its general head)
-    and `heads_report` the decision, as `training.heads.cards.write_card` writes shipped heads."""
+    and `heads_report` the decision, as `training.heads.report.cards.write_card` writes shipped
+    heads."""
     from scorer.bundle import CARD_FILE
 
     src, out = Path(source), Path(out)
@@ -89,7 +89,8 @@ def write_bundle(
     card["name"] = out.name
     (out / CARD_FILE).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
     heads = {**(card.get("heads") or {}), genre: dict(head)}
-    # Without a scramble check there is no share to report (`training.heads.cards.heads_markdown`).
+    # Without a scramble check there is no share to report
+    # (`training.heads.report.cards.heads_markdown`).
     mine = {k: v for k, v in decision.items() if not (k == "scrambles" and v is None)}
     report = {**(card.get("heads_report") or {}), genre: mine}
     write_card(out, heads, report)

@@ -18,11 +18,11 @@ from features.errors import InputError
 from scorer.evidence.ranks import spearman
 from training.calibration.curve_plot import CALIBRATED, FIGURES, GENERAL, GENRE, START
 from training.calibration.start import calibrate_from, named_readings
-from training.heads.choose import FOLDS, subset
-from training.heads.figures import HeadFile, group_taus, members
-from training.heads.files import MINUS_LENGTH, READINGS
-from training.heads.linear import Linear
-from training.heads.select import ScrambleCheck
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.files import MINUS_LENGTH, READINGS
+from training.heads.data.judged import FOLDS, HeadFile, subset
+from training.heads.estimators.linear import Linear
+from training.heads.metrics.figures import group_taus, members
 
 __all__ = [
     "CALIBRATE_SIZES",
@@ -118,7 +118,7 @@ def _judge(
 
 def _gains(mine: np.ndarray, theirs: np.ndarray, held: HeadFile, seed) -> tuple[float, ...]:
     """rho(mine) - rho(theirs) on `GAIN_SAMPLES` draws of the held-out inputs."""
-    from training.heads.draws import rhos
+    from training.heads.metrics.draws import rhos
 
     rng = np.random.default_rng(seed)
     groups = members(held)

@@ -7,8 +7,8 @@ inputs (groups) taken in a random order until they hold that many outputs. On ea
 is calibrated as `fluency calibrate` calibrates it (`training.calibration.start.calibrate_from`: the
 shipped head for the file's genre unless the drawn ratings show better), then judged on the file's
 other inputs beside the shipped heads and minus the length, all on the same outputs: Spearman's rho
-over outputs, the mean per-input Kendall tau (`training.heads.figures.group_taus`) and, where the
-outputs name six or more systems, the system-level pairwise accuracy
+over outputs, the mean per-input Kendall tau (`training.heads.metrics.figures.group_taus`) and,
+where the outputs name six or more systems, the system-level pairwise accuracy
 (`scorer.evidence.system_level`). Each figure is a mean over draws. A draw of one seed is the front
 of one order of the inputs, so the draw of 50 holds the draw of 25.
 
@@ -46,8 +46,8 @@ from training.calibration.curves import (
     FileCurve,
     curves,
 )
-from training.heads.files import MINUS_LENGTH, READINGS
-from training.heads.select import ScrambleCheck
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.files import MINUS_LENGTH, READINGS
 
 __all__ = ["draw_options", "load_curves", "main", "table", "wins"]
 
@@ -131,7 +131,7 @@ def wins(found: Sequence[FileCurve], figure: str = "rho") -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     from scorer.bundles import load_configured_all
     from scorer.config import from_env
-    from training.heads.files import add_rows_options, read_head_files, read_scrambles
+    from training.heads.data.files import add_rows_options, read_head_files, read_scrambles
 
     ap = argparse.ArgumentParser(
         prog="python -m training.calibration.learning_curve",

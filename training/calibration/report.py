@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from training.calibration.start import Outcome
 from training.calibration.switch import LEVEL
-from training.heads.figures import HeadFile
-from training.heads.residual_ridge import KIND as RESIDUAL_RIDGE
-from training.heads.select import ScrambleCheck
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.judged import HeadFile
+from training.heads.estimators.residual_ridge import KIND as RESIDUAL_RIDGE
 
 __all__ = ["card_report", "regressor", "report"]
 

@@ -4,12 +4,12 @@ on: the comparison a head calibrated on that file's ratings deserves.
 Each shipped head was chosen (which reading, which inputs) and fitted on every development file.
 Choosing it again without the file is the whole of `python -m training.heads` once a file; here
 its own inputs (those it weighs) under its own reading are refitted without the file
-(`training.heads.select.fit_head`: the same non-negative ridge, datasets and genres weighing as
-they did), and capped as `training.heads.tier.section` caps them. The choice of inputs has still
-seen the file; the weights have not. A head whose files did not include the file is kept as
-shipped. A head learned on SmolLM2's states (`training.heads.state_ridge`) is refitted as it was
-fitted: its ridge, at its alpha, on the states of its other files; one that adds a ridge on the
-states to the head it started from (`training.heads.state_residual`), that head plus the ridge at
+(`training.heads.estimators.select.fit_head`: the same non-negative ridge, datasets and genres
+weighing as they did), and capped as `training.heads.tier.section` caps them. The choice of inputs
+has still seen the file; the weights have not. A head whose files did not include the file is kept
+as shipped. A head learned on SmolLM2's states (`training.heads.learned.ridge`) is refitted as it
+was fitted: its ridge, at its alpha, on the states of its other files; one that adds a ridge on the
+states to the head it started from (`training.heads.learned.residual`), that head plus the ridge at
 its alpha, fitted to what it leaves of the other files.
 """
 
@@ -21,9 +21,9 @@ import numpy as np
 
 from scorer.calibration import GENERAL, card_heads
 from scorer.contributions import group_of
-from training.heads.figures import HeadFile
-from training.heads.linear import Linear
-from training.heads.select import fit_head
+from training.heads.data.judged import HeadFile
+from training.heads.estimators.linear import Linear
+from training.heads.estimators.select import fit_head
 from training.heads.tier import section
 
 __all__ = ["held_out_heads", "starting_head"]
@@ -66,12 +66,12 @@ def starting_head(heads: Mapping[str, Linear], genre: str) -> tuple[str, Linear]
 
 def _learned(head: Linear, states: Mapping, files: Sequence[HeadFile], label: str) -> Linear:
     """A learned head (`states`: its layer, pooling, variant and alpha) refitted on `files`:
-    the ridge `training.heads.state_ridge.fit_all` fits, on the state columns it reads (and,
+    the ridge `training.heads.learned.ridge.fit_all` fits, on the state columns it reads (and,
     averaged with it, SmolLM2's summed log-probability)."""
-    from training.heads.state_report import LOGPROB
-    from training.heads.state_residual import RESIDUAL, current_from, fit_residual
-    from training.heads.state_ridge import fit_all
-    from training.heads.state_rows import StateFile
+    from training.heads.learned.report import LOGPROB
+    from training.heads.learned.residual import RESIDUAL, current_from, fit_residual
+    from training.heads.learned.ridge import fit_all
+    from training.heads.learned.rows import StateFile
 
     if states.get("variant") == RESIDUAL:
         refitted = fit_residual(files, current_from({"states": states}), float(states["alpha"]))

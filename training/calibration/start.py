@@ -12,13 +12,13 @@ every candidate tried at once). Rounds of candidates, each judged against the he
    ratings it is judged on: a switch on them is not an artefact of fitting.
 2. Fitted: every single feature column (its sign taken on the training folds) and every column
    added to the head in hand (a non-negative ridge over the head's score and the column,
-   `training.heads.select.fit_head`), judged on the user's data in folds of whole inputs, each
-   output scored by a fit that did not see it. An addition that wins is kept and the round
+   `training.heads.estimators.select.fit_head`), judged on the user's data in folds of whole inputs,
+   each output scored by a fit that did not see it. An addition that wins is kept and the round
    repeats, up to `max_inputs` columns added.
 3. The head in hand plus a ridge on the feature columns it does not read, fitted to what it
    leaves of the ratings (shrunk toward it, its alpha chosen on the user's folds,
-   `training.heads.residual_ridge`); then, on the neural tier (the ratings hold SmolLM2's states),
-   the same on the states. Each is one candidate, judged in folds as the fitted round is.
+   `training.heads.estimators.residual_ridge`); then, on the neural tier (the ratings hold SmolLM2's
+   states), the same on the states. Each is one candidate, judged in folds as the fitted round is.
 
 A named reading that wins is written on the user's scale: an affine map (a slope kept
 positive, `sklearn.linear_model.LinearRegression(positive=True)`) from the reading to the
@@ -38,12 +38,11 @@ from features.errors import InputError
 from scorer.calibration import GENERAL, GLEU_INPUT, TEXT_READINGS, card_heads
 from scorer.contributions import GROUPS
 from training.calibration.switch import LEVEL, Evidence, evidence
-from training.heads.choose import FOLDS
-from training.heads.figures import HeadFile
-from training.heads.fitted import Plan, cross_validated, on_their_scale, with_base
-from training.heads.linear import Linear
-from training.heads.residual_ridge import FEATURES, STATES, ResidualRidge, state_columns
-from training.heads.select import ScrambleCheck
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.judged import FOLDS, HeadFile
+from training.heads.estimators.fitted import Plan, cross_validated, on_their_scale, with_base
+from training.heads.estimators.linear import Linear
+from training.heads.estimators.residual_ridge import FEATURES, STATES, ResidualRidge, state_columns
 
 __all__ = [
     "LOGPROB_SUMS",
@@ -309,8 +308,8 @@ def calibrate_from(
 
 def _ridge_round(files, ridge: ResidualRidge, current, folds, check, notes, rounds, opts):
     """(the head, its values on the user's outputs) after one of the last rounds
-    (`training.heads.residual_ridge`): the head in hand plus a ridge on many columns fitted to what
-    it leaves, judged in folds as the fitted round is."""
+    (`training.heads.estimators.residual_ridge`): the head in hand plus a ridge on many columns
+    fitted to what it leaves, judged in folds as the fitted round is."""
     hand = with_base(files, ridge.base)
     preds = ridge.cross_validated(hand, folds, opts["seed"])
     if preds is None:

@@ -4,8 +4,8 @@ the head a user starts from, and the rule that reads it.
 A user who calibrates has a head already (the bundle's, for the genre) and a few ratings. On
 100 ratings a head chosen afresh among a hundred inputs is chosen by noise, so the starting head
 stays unless a candidate's gain in the criterion (mean Spearman rho + mean per-input Kendall
-tau, as `training.heads.select` judges heads) is above zero at 95%, for every candidate tried
-at once:
+tau, as `training.heads.estimators.select` judges heads) is above zero at 95%, for every candidate
+tried at once:
 
 - The user's inputs (groups; without groups, outputs) are resampled with replacement, the same
   draw for the starting head and every candidate, so each draw gives each candidate's gain.
@@ -17,7 +17,7 @@ at once:
 - The rule (`switch_to`) takes the candidate of the largest gain among those whose bound is
   above zero, or none.
 
-The criteria on the draws are `training.heads.draws.criteria`'s.
+The criteria on the draws are `training.heads.metrics.draws.criteria`'s.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from training.heads.draws import criteria, judgements
-from training.heads.figures import HeadFile
-from training.heads.ship_rule import Candidate
+from training.heads.data.judged import HeadFile
+from training.heads.metrics.draws import criteria, judgements
+from training.heads.selection.ship_rule import Candidate
 
 __all__ = ["LEVEL", "Evidence", "evidence", "switch_to"]
 
@@ -39,7 +39,7 @@ LEVEL = 0.95
 @dataclass(frozen=True)
 class Evidence:
     """A round's evidence: the head in hand and each candidate as the record every head is
-    chosen on (`training.heads.ship_rule.Candidate`: rho and per-input tau per file, and
+    chosen on (`training.heads.selection.ship_rule.Candidate`: rho and per-input tau per file, and
     their means, on the user's ratings), each candidate's gain in the criterion over the head
     in hand, and the gain's simultaneous bound."""
 

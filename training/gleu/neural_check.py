@@ -9,7 +9,7 @@ readings; `head_scores`, each neural head's scores with SmolLM2 run from a folde
     python -m training.gleu.neural_check --built DIR --traced DIR [--per-file 12]
 
 prints them for texts drawn from every file of ../shared/dev (tests/training/
-test_neural_export.py checks the same, slow, on a fresh trace and build).
+gleu/test_neural_export.py checks the same, slow, on a fresh trace and build).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ graphs are made here once, at install (`make install-neural`), by `training.gleu
 The graphs are those PyTorch traced from transformers' Llama in 0.16.0 and before
 (`training/gleu/neural_trace.py`, kept as the reference): the same operations in the same
 order, so the same numbers to the bit on the development texts (tests/training/
-test_neural_export.py). The folder written (default `share/fluency-scorer/smollm2-onnx` under
+gleu/test_neural_export.py). The folder written (default `share/fluency-scorer/smollm2-onnx` under
 the Python environment's prefix: the graph belongs with the library that runs it) also holds
 `export.json`: the GGUF's name and SHA-256, the BOS id, the outputs, the library versions and
 the command. The extractor refuses a folder made from another GGUF.
@@ -56,7 +56,7 @@ __all__ = ["EXPORT_CARD", "add_commands", "export_onnx", "optimise_for_cpu"]
 EXPORT_CARD, TOKENIZER_FILE = "export.json", "tokenizer.json"
 MAX_LENGTH = 512  # tokens a pass: the extractor's CONTEXT
 # Layers (of SmolLM2-135M's 30) whose hidden states the full graph also returns, every token's,
-# for choosing the learned head on the states (training/heads/state_ridge.py chooses among them
+# for choosing the learned head on the states (training/heads/learned/ridge.py chooses among them
 # held out): what the model knows of the text, not only how probable it is.
 STATE_LAYERS = (8, 12, 16, 20, 24)
 CHECK_TEXT = "A coffee shop in the city centre."

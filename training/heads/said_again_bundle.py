@@ -4,7 +4,7 @@ starting head plus a ridge).
 
 For each head: the weight on what a text says again (`scorer.calibration.SAID_AGAIN`) it needs,
 chosen on paragraphs of held-out Reuters text, and, at that weight, the share of other
-paragraphs whose said-again versions it scores at or below them (`training.heads.said_again`).
+paragraphs whose said-again versions it scores at or below them (`training.heads.data.said_again`).
 A head that already carries a weight is checked without it first, so the weight is chosen
 afresh. With `--write`, each head that passes at its weight carries it in the card; a head that
 needs more than `MAX_PENALTY` is reported, never changed: it is to be chosen again
@@ -25,7 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import GENERAL, SAID_AGAIN, text_readings
-from training.heads.said_again import MAX_PENALTY, SaidAgain, paragraphs, versions
+from training.heads.data.said_again import MAX_PENALTY, SaidAgain, paragraphs, versions
 
 __all__ = ["HeadCheck", "check_heads", "main", "with_weight"]
 
@@ -101,7 +101,7 @@ def check_heads(
     n_jobs: int = 1,
 ) -> dict[str, HeadCheck]:
     """{genre: its check} of each head of `scorer` (`genres`: these only) on `n` paragraphs of
-    `corpus`, each head's weight chosen on `n` others (`training.heads.said_again`); with
+    `corpus`, each head's weight chosen on `n` others (`training.heads.data.said_again`); with
     `as_served`, each head checked at the weight it carries. With `cache_dir` or `n_jobs`, the
     texts' feature rows (whole and by sentence) are read from and kept in that store, computed
     in `n_jobs` processes, before any head scores them (the scorer keeps them in memory)."""
@@ -218,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({g: c.as_dict() for g, c in found.items()}, indent=1))
     if args.write:
-        from training.heads.cards import rewrite_heads
+        from training.heads.report.cards import rewrite_heads
 
         folder = bundle_folder(args.model, config["MODELS_DIR"])
         rewrite_heads(folder, {g: c.weight for g, c in found.items() if c.passes}, with_weight)

@@ -5,7 +5,8 @@ chosen on held-out datasets, and written into the tier's card.
   weighing the same); a genre of one dataset cannot be judged so and gets no head.
 - The general head is judged by leaving one whole genre out, over every genre, datasets
   weighing the same within a genre and genres the same in the means.
-- Candidates (`training.heads.select`): every reading of a text of several sentences asked for
+- Candidates (`training.heads.estimators.select`): every reading of a text of several sentences
+asked for
   (`whole`, `weighted`, `sum`) and, under each, the GLEU score, every feature column and the
   n-gram LM's summed log-probability; a head starts from its best single input and adds one
   only where the held-out mean rises with an interval above zero; weights keep each input's
@@ -18,13 +19,14 @@ chosen on held-out datasets, and written into the tier's card.
   means becomes the head; a genre head that does not beat minus the length and the best single
   input on both means (or is not that input) is not shipped, and the card says why.
 
-The evidence, the rule and the writing live apart: `training.heads.choose.choose` holds the files
-out (one genre or one dataset out) and decides (`training.heads.evidence`, then
-`training.heads.ship_rule`, then `training.heads.tables`); cards and READMEs are written by
-`training.heads.cards`; judged files are read, and large ones cut, by `training.heads.files`.
+The evidence, the rule and the writing live apart: `selection.choose.choose` holds the files
+out (one genre or one dataset out) and decides (`training.heads.selection.evidence`, then
+`training.heads.selection.ship_rule`, then `training.heads.report.tables`); cards and READMEs are
+written by `training.heads.report.cards`; judged files are read, and large ones cut, by
+`training.heads.data.files`.
 
 With `--learned` (the neural tier), the learned heads on SmolLM2's states are decided beside the
-linear candidates of each head (`training.heads.state_candidates`, with the options `python -m
+linear candidates of each head (`training.heads.learned.candidates`, with the options `python -m
 training.heads.learned` takes): chosen among themselves held out, then against the head the
 linear candidates give, through the same rule; one decision a head, the other kind's kept beside
 it in the report (`also_tried`). To judge on the cut the learned command judges on, give its
@@ -48,22 +50,24 @@ import numpy as np
 from tqdm import tqdm
 
 from scorer.calibration import GLEU_INPUT, SAID_AGAIN
-from training.heads.cards import (
-    tier_table,
-    write_card,
-)
-from training.heads.choose import Rival, choose
-from training.heads.figures import HeadFile, alone_rho
-from training.heads.files import (
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.files import (
     READINGS,
     add_rows_options,
     read_head_files,
     read_scrambles,
 )
-from training.heads.select import Fitted, ScrambleCheck
-from training.heads.state_candidates import add_learned_options, read_learned
-from training.heads.state_report import add_states_family
-from training.heads.tables import print_report, rounded
+from training.heads.data.judged import HeadFile
+from training.heads.estimators.select import Fitted
+from training.heads.learned.candidates import add_learned_options, read_learned
+from training.heads.learned.report import add_states_family
+from training.heads.metrics.figures import alone_rho
+from training.heads.report.cards import (
+    tier_table,
+    write_card,
+)
+from training.heads.report.tables import print_report, rounded
+from training.heads.selection.choose import Rival, choose
 
 __all__ = ["choose_genre_heads", "main", "section"]
 
@@ -210,7 +214,7 @@ def gleu_alone(
     head = check.settle(bare)
     if not head.penalty:
         return None
-    from training.heads.choose import said_again_entry
+    from training.heads.selection.choose import said_again_entry
 
     why = (
         f"{decision['decision']}; served: the GLEU score alone ({head.reading}), "
@@ -226,8 +230,8 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
     """`head`'s held-out figures over every genre (mean rho, mean per-input tau, system pair
     accuracy) with its weight on what is said again and without: nothing is fitted, so
     nothing is held out but the weight, chosen on Reuters paragraphs."""
-    from training.heads.choose import figures
-    from training.heads.systems import system_view
+    from training.heads.metrics.systems import system_view
+    from training.heads.selection.choose import figures
 
     view = system_view(files, True, n_samples=200, seed=12345)
     bare = dataclasses.replace(head, penalty=0.0)
@@ -244,14 +248,14 @@ def against_general(
     n_samples: int,
     seed: int,
 ):
-    """The one ship rule (`training.heads.ship_rule.ships`) on a genre's files for its own head
+    """The one ship rule (`selection.ship_rule.ships`) on a genre's files for its own head
     (`preds`, held out one dataset out) against the general head (`general`, held out one genre
     out) as the head it would replace: above its criterion, not worse per system. The ruling,
     and both heads' figures on the files (mean rho, mean per-input tau, system pair accuracy)."""
-    from training.heads.figures import judge
-    from training.heads.files import MINUS_LENGTH
-    from training.heads.ship_rule import ships
-    from training.heads.systems import system_view
+    from training.heads.data.files import MINUS_LENGTH
+    from training.heads.metrics.figures import judge
+    from training.heads.metrics.systems import system_view
+    from training.heads.selection.ship_rule import ships
 
     mine = judge({f.name: preds[f.name] for f in files}, files, False)
     theirs = judge({f.name: general[f.name] for f in files}, files, False)
@@ -259,7 +263,7 @@ def against_general(
     view = system_view(files, False, n_samples=n_samples, seed=seed)
     gap = view.gain(preds, general) if view.draws else None
     ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
-    from training.heads.choose import figures
+    from training.heads.selection.choose import figures
 
     found = {"ok": ruling.ok, "why": ruling.why}
     for label, p in (("head", preds), ("general", general)):

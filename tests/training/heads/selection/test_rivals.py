@@ -1,0 +1,208 @@
+"""One chooser (`training.heads.selection.choose.choose`): the learned heads on SmolLM2's states
+come in as its rivals, decided against the head the linear candidates give, through the same rule,
+their rows written by the same writer (`training.heads.report.tables.row`); calibration's rounds
+hold the same record per candidate (`training.heads.selection.ship_rule.Candidate`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from training.heads.data.files import MINUS_LENGTH
+from training.heads.data.judged import HeadFile
+from training.heads.learned.candidates import LearnedCandidates
+from training.heads.learned.choice import LOGPROB
+from training.heads.learned.rows import StateFile
+from training.heads.report.tables import row
+from training.heads.selection.choose import choose
+from training.heads.tier import choose_genre_heads
+
+LAYERS, POOLINGS = (20,), ("mean",)  # the states extractor's layer and pooling
+CURRENT = {
+    "aggregate": "whole",
+    "inputs": ["gleu", "x"],
+    "linear": {"coef": [0.5, 0.1], "intercept": 0.0},
+}
+
+
+def _files(n_files: int = 6, n: int = 120, seed: int = 0):
+    """(judged files, their states): people follow one direction of the states; the GLEU score
+    reads a part of it, `x` nothing; three genres of two datasets."""
+    rng = np.random.default_rng(seed)
+    direction = rng.normal(size=8)
+    judged, states = [], []
+    for k in range(n_files):
+        st = rng.normal(size=(n, 1, 1, 8)).astype(np.float32)
+        signal = st[:, 0, 0] @ direction
+        human = signal + 0.8 * rng.normal(size=n) * signal.std()
+        lp = -5.0 * rng.random(n) - 20 + 0.1 * signal
+        genre = "abc"[k // 2]
+        cols = {LOGPROB: lp, "gleu": 0.3 * signal + rng.normal(size=n), "x": rng.normal(size=n)}
+        cols |= {f"neural_states.v1/h{i:03d}": st[:, 0, 0, i].astype(float) for i in range(8)}
+        judged.append(
+            HeadFile(
+                f"f{k}",
+                genre,
+                human,
+                [f"i{i // 4}" for i in range(n)],
+                {"whole": cols},
+                {MINUS_LENGTH: rng.normal(size=n)},
+                [f"s{i % 6}" for i in range(n)],
+            )
+        )
+        states.append(StateFile(f"f{k}", genre, human, st, lp, np.arange(n)))
+    return judged, states
+
+
+def _learned(judged, states, genres=("a",)) -> LearnedCandidates:
+    heads = {"general": CURRENT}
+    return LearnedCandidates(
+        states, judged, LAYERS, POOLINGS, heads, None, genres, 20, 3, 0.95, "made here"
+    )
+
+
+@dataclass
+class _Rival:
+    """A rival that records the head it was decided against and ships or not as told."""
+
+    ships: bool
+    seen: list
+
+    def decide(self, files, by_genre, head):
+        self.seen.append(head)
+        entry = {"decision": "rival", "held_out": "its own", "reading": "r", "inputs": ["a"]}
+        return _Decided(self.ships, entry, {"genre": "x"} if self.ships else None)
+
+
+@dataclass
+class _Decided:
+    ships: bool
+    entry: dict
+    section: dict | None
+
+
+def test_a_rival_faces_the_linear_head_and_takes_its_place_only_where_it_ships():
+    judged, _ = _files()
+    linear = choose(judged, ["whole"], by_genre=True, n_samples=20)
+    assert linear.ships and linear.won is None
+    head = (linear.decision["reading"], tuple(linear.decision["inputs"]))
+    # State columns are read by a learned head alone: never a linear candidate.
+    assert not any(c.startswith("neural_states") for c in linear.decision["inputs"])
+    for ships in (True, False):
+        rival = _Rival(ships, [])
+        choice = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[rival])
+        assert rival.seen == [head]
+        if ships:
+            assert choice.won is not None and choice.decision["decision"] == "rival"
+            assert choice.decision["also_tried"][0] == linear.decision
+            assert choice.label == "a (r)"
+        else:
+            assert choice.won is None
+            kept = {k: v for k, v in choice.decision.items() if k != "also_tried"}
+            assert kept == linear.decision
+            assert choice.decision["also_tried"][0]["decision"] == "rival"
+
+
+def test_without_linear_candidates_the_rival_alone_decides_against_the_cards_head():
+    rival = _Rival(False, [])
+    choice = choose(_files()[0][:2], (), rivals=[rival])
+    assert rival.seen == [None]
+    assert choice.decision == {"ship": False, "decision": "rival", "held_out": "its own",
+                               "reading": "r", "inputs": ["a"]}  # fmt: skip
+
+
+def test_the_learned_heads_ship_through_the_one_chooser_with_rows_of_the_one_writer():
+    judged, states = _files()
+    learned = _learned(judged, states)
+    (alone,) = choose(judged, (), by_genre=True, rivals=[learned]).rivals
+    assert alone.entry["rule"] == "training.heads.selection.ship_rule.ships"
+    assert alone.ok and alone.section["states"]["layer"] == 20
+    assert alone.entry["table"][3]["label"] == "current head (gleu, x, whole)"
+    both = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[learned])
+    assert both.won is not None and both.decision["ship"]
+    linear = both.decision["also_tried"][0]
+    # Decided against the head the linear candidates gave, not the card's.
+    assert both.decision["table"][3]["label"] == (
+        f"current head ({', '.join(linear['inputs'])}, {linear['reading']})"
+    )
+    # The head's row, linear or learned, is the one writer's, its keys in its order.
+    keys = ["label", "rho", "tau", "rho_95", "tau_95", "per_file", "system", "wins"]
+    assert list(both.decision["table"][0]) == list(linear["table"][0]) == keys
+    assert list(row("x", alone_judgement(alone.entry), {"rho": (0, 1), "tau": (0, 1)},
+                    system={}, wins={})) == keys  # fmt: skip
+
+
+def alone_judgement(entry):
+    """A `Judgement` of the figures a table row holds."""
+    from training.heads.metrics.figures import Judgement
+
+    head = entry["table"][0]
+    return Judgement({k: tuple(v) for k, v in head["per_file"].items()}, head["rho"], head["tau"])
+
+
+def test_a_genre_not_tried_gets_the_linear_head_and_tier_writes_the_learned_section():
+    judged, states = _files()
+    learned = _learned(judged, states, genres=("a",))
+    sections, report = choose_genre_heads(
+        judged, ["whole"], n_samples=20, rivals=[learned], command="made here"
+    )
+    assert "states" in sections["general"] and "states" in sections["a"]
+    assert "states" not in sections.get("b", {}) and "also_tried" not in report["b"]
+
+
+def test_calibrations_rounds_hold_the_record_every_head_is_chosen_on():
+    from training.calibration.switch import evidence
+    from training.heads.metrics.draws import criteria
+    from training.heads.selection.ship_rule import Candidate
+
+    judged, _ = _files(2)
+    f = judged[0]
+    start = {f.name: f.columns["whole"]["x"]}
+    others = {"gleu": {f.name: f.columns["whole"]["gleu"]}, "minus": {f.name: -f.human}}
+    ev = evidence(start, others, [f], n_samples=50)
+    assert all(isinstance(c, Candidate) for c in (ev.in_hand, *ev.candidates))
+    assert ev.labels == ("gleu", "minus")
+    point, _ = criteria([start, *others.values()], [f])
+    assert ev.start == point[0] and list(ev.point) == list(point[1:])  # to the bit
+    assert set(ev.candidates[0].judgement.per_file) == {f.name}
+    assert ev.row(1)["criterion"] == pytest.approx(point[2], abs=1e-4)
+
+
+def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_head_no_bar():
+    """`evaluate` chooses among the settings whose head scores real sentences above their
+    shuffles, runs and loops; a learned current head that fails them is not kept for them."""
+    from training.heads.learned.choice import evaluate
+
+    judged, states = _files()
+
+    def checks(key):  # every head above 1,000 scores runs above their sentences
+        return {"shuffles": 1.0, "run": 0.5 if key[3] > 1000 else 1.0}
+
+    def run(current):
+        return evaluate(
+            states,
+            judged,
+            True,
+            (LAYERS, POOLINGS),
+            current,
+            samples=20,
+            seed=3,
+            scrambles=checks,
+            floor=0.95,
+        )
+
+    free = evaluate(
+        states, judged, True, (LAYERS, POOLINGS), ("whole", ["gleu", "x"]), samples=20, seed=3
+    )
+    assert free["chosen"][3] > 1000  # unchecked, the one-standard-error rule takes a strong one
+    found = run(("whole", ["gleu", "x"]))
+    assert found["chosen"][3] <= 1000 and "states, alpha 3000" in found["how"]["failed the checks"]
+    assert found["entry"]["runs and loops"]["run"] == 1.0
+    weak = run(("states", [20, "mean", "states", 30000.0]))
+    assert (
+        "the current head fails the checks (100.0% of shuffles, 50.0% of runs): no bar"
+        in (weak["entry"]["decision"])
+    )
+    assert "not above the current head" not in weak["entry"]["decision"]

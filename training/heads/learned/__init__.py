@@ -1,0 +1,8 @@
+"""The learned kind: heads on SmolLM2's pooled states. The states' rows per judged file (`rows`),
+a ridge on them (`ridge.StateRidgeKind`) and a starting head plus a ridge on what it leaves
+(`residual.ResidualKind`), chosen among themselves held out (`choice`), brought to the one
+chooser as rivals of the linear heads (`candidates`), their card sections and bundle writing
+(`report`), and the command that decides them alone (`command`, `python -m
+training.heads.learned`)."""
+
+__all__ = ["candidates", "choice", "command", "report", "residual", "ridge", "rows"]

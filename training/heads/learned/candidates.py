@@ -1,0 +1,293 @@
+"""The learned heads as candidates of the one chooser (`training.heads.selection.choose.choose`, its
+`rivals`): for one unit (the general head, one genre out; a genre's head, one dataset of the
+genre out) the ridges on SmolLM2's states and the current head plus a ridge on what it leaves
+are held out side by side, one chosen among them (`training.heads.learned.choice.evaluate`), and
+it faces the one ship rule (`training.heads.selection.ship_rule.ships`) against the head it would
+replace: the head the chooser decided on among the linear candidates where one ships, else the
+card's head for the unit. `read_learned` reads what they are fitted on, once for a run, with the
+options `add_learned_options` adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorer.errors import InputError
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.judged import HeadFile
+from training.heads.estimators.linear import Linear
+from training.heads.learned.choice import CURRENT, below, current_setting, evaluate, head_scores
+from training.heads.learned.report import section
+from training.heads.learned.residual import RESIDUAL, base_section, current_from, fit_residual
+from training.heads.learned.ridge import StateHead, fit
+from training.heads.learned.rows import StateFile
+from training.heads.said_again_bundle import with_weight
+
+__all__ = [
+    "Decided",
+    "LearnedCandidates",
+    "add_learned_options",
+    "read_learned",
+    "residual_section",
+]
+
+GENRES = ("data-to-text", "mt", "summaries", "dialogue", "acceptability")
+
+
+def add_learned_options(ap: argparse.ArgumentParser) -> None:
+    """What the learned candidates are fitted on (`--train-outputs`, `--residual-outputs` and
+    their words), the genres they are tried for, and how many sentences are run and looped."""
+    ap.add_argument(
+        "--train-outputs",
+        type=int,
+        default=0,
+        help="outputs a file the ridges on the states alone are fitted on, their states of "
+        "every layer and pooling computed and kept under build/states (0: the residual "
+        "variant's rows, the states extractor's layer and pooling alone)",
+    )
+    ap.add_argument("--train-words", type=int, default=80000, help="their words a file")
+    ap.add_argument(
+        "--residual-outputs",
+        type=int,
+        default=600,
+        help="outputs a file the residual variant is fitted on (0: variant not tried)",
+    )
+    ap.add_argument("--residual-words", type=int, default=16000, help="their words a file")
+    ap.add_argument(
+        "--genres",
+        nargs="*",
+        default=list(GENRES),
+        help="genre heads tried beside the general head (one dataset out)",
+    )
+    ap.add_argument(
+        "--loops",
+        type=int,
+        default=50,
+        help="of the scramble check's sentences, how many are also run and looped, up to the "
+        "service's longest text (0: none)",
+    )
+
+
+@dataclass
+class Decided:
+    """What the learned candidates of one unit came to: the report's entry (its table headed
+    by the head), whether the rule ships it, the card section to write (None: not shipped, or
+    its states are not the states extractor's, which `problem` says), the chosen (layer,
+    pooling, variant, alpha), how it was chosen, and every setting's criterion."""
+
+    entry: dict
+    ok: bool
+    section: dict | None
+    chosen: tuple
+    how: dict
+    grid: dict
+    problem: str = ""
+
+    @property
+    def ships(self) -> bool:
+        return self.section is not None
+
+
+@dataclass
+class LearnedCandidates:
+    """The learned heads of a run: `files` their states (one `StateFile` a judged file),
+    `fit_files` the residual variant's rows (empty: not tried), the `layers` and `poolings` the
+    states hold, the card's `heads`, the scramble `check` (None: none), the `genres` whose heads
+    are tried beside the general head."""
+
+    files: Sequence[StateFile]
+    fit_files: Sequence[HeadFile]
+    layers: Sequence[int]
+    poolings: Sequence[str]
+    heads: Mapping[str, Mapping]
+    check: ScrambleCheck | None
+    genres: Sequence[str]
+    samples: int
+    seed: int
+    floor: float
+    command: str
+
+    def decide(
+        self, judged: Sequence[HeadFile], by_genre: bool, head: tuple[str, Sequence[str]] | None
+    ) -> Decided | None:
+        """The learned head of the unit `judged` holds (one genre out with `by_genre`, else one
+        dataset out), decided against `head` ((reading, inputs) of the head it would replace;
+        None: the card's head for the unit). None: the unit's genre is not tried, or its files
+        have no states here (folds of one file)."""
+        from features.neural_lm import STATE_LAYER, STATE_POOLING
+
+        unit = "general" if by_genre else judged[0].genre
+        if not by_genre and unit not in self.genres:
+            return None
+        names = {f.name for f in judged}
+        mine = [f for f in self.files if f.name in names]
+        if len(mine) < len(judged):  # folds of one file, or files read without their states
+            return None
+        current_section = self.heads.get(unit) or self.heads["general"]
+        base = _residual_base(current_section) if self.fit_files else None
+        fitted_on = [f for f in self.fit_files if f.name in names]
+        at = (STATE_LAYER, STATE_POOLING)
+        made: dict[tuple, StateHead | Linear] = {}
+
+        def make(key):
+            if key not in made:
+                layer, pooling, variant, alpha = key
+                if variant == RESIDUAL:
+                    made[key] = fit_residual(fitted_on, base, alpha)
+                else:
+                    where = (self.layers.index(layer), self.poolings.index(pooling))
+                    made[key] = fit(mine, where, variant, alpha, self.layers, self.poolings)
+            return made[key]
+
+        def share(key):
+            if (key[0], key[1]) != at:
+                return None  # a head on other states cannot ship (one extractor a bundle)
+            return below(make(key), self.check)
+
+        result = evaluate(
+            mine,
+            judged,
+            by_genre,
+            (self.layers, self.poolings),
+            current_setting(current_section) if head is None else (head[0], list(head[1])),
+            samples=self.samples,
+            seed=self.seed,
+            # A genre head reads the states the general head chose (one extractor a bundle).
+            at=None if by_genre else (self.layers.index(at[0]), self.poolings.index(at[1])),
+            residual=None if base is None else (fitted_on, base, at),
+            scrambles=share if self.check is not None else None,
+            floor=self.floor,
+        )
+        entry, chosen = result["entry"], result["chosen"]
+        found = Decided(entry, result["ok"], None, chosen, result["how"], result["grid"])
+        if not found.ok:
+            return found
+        if (chosen[0], chosen[1]) != at:
+            found.problem = (
+                f"{unit}: the chosen states (layer {chosen[0]}, {chosen[1]}) are not "
+                f"neural_states.v1's (layer {at[0]}, {at[1]}): change features/neural_lm.py first"
+            )
+            return found
+        decision = {**result["how"], "decision": entry["decision"]}
+        learned = make(chosen)
+        held = entry["held_out"]
+        if isinstance(learned, Linear):
+            found.section = residual_section(
+                learned, chosen, base, fitted_on, decision, self.command, unit, held
+            )
+        else:
+            found.section = section(learned, mine, decision, self.command, genre=unit, held=held)
+        weight = self.check.said_again_weight(head_scores(learned)) if self.check else 0.0
+        if weight:  # as it was checked: with its weight on what is said again
+            found.section = with_weight(found.section, weight)
+        return found
+
+
+def read_learned(
+    scorer, args: argparse.Namespace, readings: Sequence[str], command: str
+) -> tuple[LearnedCandidates, list[HeadFile]]:
+    """The learned candidates of a run (their scramble `check` still to be set), and the judged
+    files read under `readings` (with the columns only a learned head reads where the residual
+    variant is tried): their states, those of the states extractor's layer and pooling from the
+    residual variant's rows, or with `--train-outputs` every layer and pooling, SmolLM2 run
+    again on the whole texts."""
+    from features.neural_lm import POOLINGS, STATE_LAYER, STATE_POOLING, load_neural
+    from features.rows import default_cache_dir
+    from scorer.calibration import card_heads
+    from scorer.evidence.benchmark_run import judgement_files
+    from scorer.evidence.genres import GENRES as GENRE_OF
+    from scorer.evidence.genres import genres_of
+    from training.heads.data.files import READINGS, read_head_files
+    from training.heads.learned.rows import state_files, state_files_from_rows
+
+    paths = judgement_files(args.dev, args.files)
+    residual = args.residual_outputs > 0
+    if not (residual or args.train_outputs):
+        raise InputError("--train-outputs 0 fits on the residual variant's rows: give them")
+    judged = read_head_files(scorer, args, readings, heads=residual)
+    fit_files: list[HeadFile] = []
+    if residual:
+        cut = argparse.Namespace(
+            **{**vars(args), "max_outputs": args.residual_outputs, "max_words": args.residual_words}
+        )
+        fit_files = read_head_files(scorer, cut, READINGS, heads=True)
+    if args.train_outputs:
+        layers, poolings = scorer.resources.get("neural", load_neural).layers, POOLINGS
+        files = state_files(
+            scorer,
+            paths,
+            genres_of([p.stem for p in paths], GENRE_OF),
+            judged,
+            train_outputs=args.train_outputs,
+            train_words=args.train_words,
+            max_outputs=args.max_outputs,
+            max_words=args.max_words,
+            seed=args.seed,
+            jobs=args.jobs,
+            cache_dir=Path(args.cache or default_cache_dir()).parent / "states",
+        )
+    else:
+        layers, poolings = (STATE_LAYER,), (STATE_POOLING,)
+        files = state_files_from_rows(
+            fit_files,
+            judged,
+            paths,
+            fit_cut=(args.residual_outputs, args.residual_words),
+            judged_cut=(args.max_outputs, args.max_words),
+            seed=args.seed,
+        )
+    learned = LearnedCandidates(
+        files,
+        fit_files,
+        layers,
+        poolings,
+        card_heads(scorer.card),
+        None,
+        args.genres,
+        args.samples,
+        args.seed,
+        args.floor,
+        command,
+    )
+    return learned, judged
+
+
+def _residual_base(section: Mapping) -> Linear | None:
+    """The head the residual variant starts from: the current head where it is linear over the
+    GLEU stage's columns, the head a residual head started from; None for a ridge on the states
+    alone (a ridge on the states added to one is another alpha of the same ridge)."""
+    states = section.get("states")
+    if states is None:
+        return Linear.from_section(CURRENT, section)
+    if states.get("variant") == RESIDUAL:
+        return current_from(section)
+    return None
+
+
+def residual_section(
+    head: Linear, chosen, base: Linear, files, decision, command, genre, held
+) -> dict:
+    layer, pooling, variant, alpha = chosen
+    return head.section(
+        genre,
+        target="the human score, z-normalised within each dataset",
+        regressor=(
+            f"the current head ({base.weights()}) plus a ridge (alpha {alpha:g} per 1,000 "
+            f"weighted rows) on SmolLM2's standardised layer-{layer} states, {pooling}-pooled, "
+            "fitted to what it leaves"
+        ),
+        states={
+            "layer": layer,
+            "pooling": pooling,
+            "alpha": alpha,
+            "variant": variant,
+            "base": base_section(base),
+        },
+        held_out=held,
+        selection=dict(decision),
+        files={f.name: len(f.human) for f in files},
+        command=command,
+    )
