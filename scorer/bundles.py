@@ -24,8 +24,8 @@ from typing import Any
 from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureRows
-from scorer.calibration import GENERAL, card_heads
 from scorer.errors import ModelLoadError
+from scorer.heads import GENERAL, card_heads
 from scorer.heads_report import head_row
 from scorer.scoring import FluencyScorer, load_scorer
 from scorer.summary import summarize
@@ -61,7 +61,7 @@ def load_shared(
 ) -> list[FluencyScorer]:
     """One scorer per bundle of `models` (names under `models_dir` or folders), same order, as
     `scorer.scoring.load_scorer` loads each, sharing resources and feature rows (module doc).
-    A bundle named twice is loaded twice (its head and calibration), sharing everything else."""
+    A bundle named twice is loaded twice (its heads), sharing everything else."""
     resources: dict[tuple, Resources] = {}
     rows: dict[tuple, FeatureRows] = {}
     out = []
@@ -158,7 +158,7 @@ def describe(scorer: FluencyScorer) -> dict[str, Any]:
     return {
         "name": scorer.name,
         "model_sha256": card.get("model_sha256"),
-        "calibrated": scorer.calibration is not None,
+        "calibrated": scorer.head is not None,
         "genre": scorer.genre or (section.get("genre") if isinstance(section, dict) else None),
         "aggregate": scorer.aggregate_for(),
         "features": list(card.get("features", [])),
@@ -180,7 +180,7 @@ def genre_name(scorer: FluencyScorer) -> str:
 def scale_of(scorer: FluencyScorer) -> str:
     """What its scores are: "fluency" when a head scores (people's scale), "gleu" when the GLEU
     stage scores alone (a bundle without heads: its signed distance)."""
-    return "fluency" if scorer.calibration is not None else "gleu"
+    return "fluency" if scorer.head is not None else "gleu"
 
 
 def genres_of(scorer: FluencyScorer) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ contribution of feature i is an occlusion estimate, f(z) - f(z with z_i = 0): ho
 changes when that feature alone is put back to its training mean. The terms need not add up;
 `residual` says by how much they miss, and `method` says which reading was used.
 
-A bundle whose head (second stage) is linear (`scorer.calibration.LinearStage`: fluency = c0 +
+A bundle whose head (second stage) is linear (`scorer.heads.Head`: fluency = c0 +
 c_gleu * gleu + sum_j c_j * x_j + sum_r c_r * reading_r) is read back the same way, onto the
 fluency it serves (`calibrated`): each feature's share is c_gleu times its share of the GLEU
 score plus c_j * (x_j - mean_j), x_j as the stage reads it (within the range it was fitted on),
@@ -103,26 +103,26 @@ def contributions(model, rows: Sequence[Mapping[str, float]]) -> list[Contributi
 
 def calibrated(
     gleu_parts: Sequence[Contributions],
-    calibration,
+    head,
     rows: Sequence[Mapping[str, float]],
     readings: Mapping[str, Sequence[float]] | None = None,
 ) -> list[Contributions] | None:
     """The contributions of the fluency a linear second stage serves (module doc), from those of
     the GLEU score (`contributions`) and the same texts' feature rows and readings; None when
     the stage is not linear (nothing exact to give)."""
-    coef = getattr(calibration.model, "coef", None)
+    coef = getattr(head, "coef", None)
     if coef is None:
         return None
-    weights = dict(zip(calibration.inputs, np.asarray(coef, dtype=float).tolist(), strict=True))
+    weights = dict(zip(head.inputs, np.asarray(coef, dtype=float).tolist(), strict=True))
     c_gleu = weights.pop("gleu")
-    n = len(calibration.inputs)
-    low, high = calibration.clip or (np.full(n, -np.inf), np.full(n, np.inf))
-    edge = {k: (lo, hi) for k, lo, hi in zip(calibration.inputs, low, high, strict=True)}
+    n = len(head.inputs)
+    low, high = head.clip or (np.full(n, -np.inf), np.full(n, np.inf))
+    edge = {k: (lo, hi) for k, lo, hi in zip(head.inputs, low, high, strict=True)}
 
     def read(name: str, value: float) -> float:  # as the stage reads it: within its range
         return float(np.clip(value, *edge[name]))
 
-    c0 = float(calibration.model.intercept)
+    c0 = float(head.intercept)
     out = []
     for k, part in enumerate(gleu_parts):
         items = []

@@ -26,9 +26,9 @@ from features.neural_events import neural_events
 from features.placeholders import fill_placeholders
 from features.segment import segment
 from features.sentence import Sentence
-from scorer.calibration import with_derived
 from scorer.contributions import Contributions, calibrated, contributions, summed
 from scorer.errors import FeatureError
+from scorer.readings import with_derived
 from scorer.scoring import FluencyScorer
 from scorer.spans import (
     KINDS,
@@ -134,9 +134,9 @@ def explain_texts(
     for text, row in zip(seg.sentences, rows, strict=True):
         scorer.cache.put(text, row)
     values = scorer.decision(rows)
-    calibration = getattr(scorer, "calibration", None)
-    if calibration is not None and calibration.derived:
-        rows = with_derived(rows, calibration.derived)
+    head = getattr(scorer, "head", None)
+    if head is not None and head.derived:
+        rows = with_derived(rows, head.derived)
     gleu = seg.aggregate(values, how)
     text_rows = seg.aggregate_rows(rows, how, values)
     fluency = gleu
@@ -144,13 +144,13 @@ def explain_texts(
         explained = summed(contributions(scorer.gleu_svm, rows), seg.index)
     else:
         explained = contributions(scorer.gleu_svm, text_rows)
-    if calibration is not None:
+    if head is not None:
         readings = None
-        if calibration.needs_readings:
-            readings = scorer.readings(filled, parse=calibration.needs_parsed_readings)
-        fluency = calibration.apply(gleu, text_rows, readings)
+        if head.needs_readings:
+            readings = scorer.readings(filled, parse=head.needs_parsed_readings)
+        fluency = head.apply(gleu, text_rows, readings)
         # A linear second stage is read back onto the fluency it serves; another explains GLEU.
-        onto = calibrated(explained, calibration, text_rows, readings)
+        onto = calibrated(explained, head, text_rows, readings)
         explains, explained = ("fluency", onto) if onto is not None else ("gleu", explained)
     else:
         explains = "fluency"  # the GLEU score is the fluency

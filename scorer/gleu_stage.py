@@ -2,7 +2,7 @@
 
 The GLEU stage is the first of a bundle's two stages: the ranking SVM whose signed distance is
 the GLEU score. The second stages, fitted on people's ratings, are the heads
-(`scorer.calibration`); nothing here is one.
+(`scorer.heads`); nothing here is one.
 
 The fitted pipeline (`scorer.model`) is extract -> DictVectorizer -> StandardScaler -> SVM.
 When the SVM is linear (`RankSVM` without a kernel map: every shipped model), all that scoring

@@ -31,8 +31,8 @@ def _head_only(scorer) -> tuple[str, ...]:
 def reads_head_features_only(scorer, how: str) -> bool:
     """Whether `scorer`'s head, reading texts `how`, weighs nothing but columns of the
     features only heads read: no GLEU score, no GLEU-stage feature, no reading, no clip."""
-    head = scorer.calibration
-    coef = getattr(getattr(head, "model", None), "coef", None)
+    head = scorer.head
+    coef = getattr(head, "coef", None)
     if head is None or coef is None or how == "min" or head.clip is not None:
         return False
     if head.needs_readings or head.derived or len(coef) != len(head.inputs):
@@ -56,14 +56,14 @@ def head_feature_rows(scorer) -> FeatureRows:
 def score_by_head_features(scorer, texts: Sequence[str], how: str) -> list[tuple[float, int]]:
     """(fluency, sentences read) of each text, for `FluencyScorer.score_texts` with a head
     `reads_head_features_only` accepts (module docstring)."""
-    head = scorer.calibration
+    head = scorer.head
     filled = fill_placeholders(texts, scorer.placeholders)
     seg = segment(filled, by_sentence=how != "whole")
     full = [scorer.rows.memory.get(t) for t in seg.sentences]  # the whole bundle's rows, if any
     todo = [t for t, row in zip(seg.sentences, full, strict=True) if row is None]
     fresh = dict(zip(todo, head_feature_rows(scorer).rows(todo), strict=True))
     rows = [fresh[t] if row is None else row for t, row in zip(seg.sentences, full, strict=True)]
-    unread = [c for c, w in zip(head.inputs[1:], head.model.coef[1:], strict=True) if w == 0]
+    unread = [c for c, w in zip(head.inputs[1:], head.coef[1:], strict=True) if w == 0]
     text_rows = [{**dict.fromkeys(unread, 0.0), **row} for row in seg.aggregate_rows(rows, how)]
     fluency = head.apply(np.zeros(len(texts)), text_rows)
     return [(float(f), len(i)) for f, i in zip(fluency, seg.index, strict=True)]

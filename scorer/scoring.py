@@ -1,7 +1,7 @@
 """`FluencyScorer`: texts in, fluency scores out.
 
 A bundle has two stages. The GLEU stage (`scorer.gleu_stage`) gives the GLEU score, the SVM's
-signed distance to its hyperplane; a head, the second stage (`scorer.calibration`: a general
+signed distance to its hyperplane; a head, the second stage (`scorer.heads`: a general
 one and one per genre), maps it and a few columns onto people's scale, and that is then the
 fluency score. Loading a bundle: `load_scorer`; the files its features read: `scorer.artefacts`.
 """
@@ -9,6 +9,7 @@ fluency score. Loading a bundle: `load_scorer`; the files its features read: `sc
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +22,13 @@ from features.segment import resolve_aggregate, segment
 from features.sentence import Sentence
 from scorer.artefacts import recorded_artefacts
 from scorer.bundle import read_card
-from scorer.calibration import (
-    Calibration,
-    bundle_readings,
-    load_calibration,
-    load_genre_heads,
-    with_derived,
-    without_general_head,
-)
 from scorer.errors import GenreError, ModelLoadError
 from scorer.gleu_stage import PipelineGleuStage, load_gleu_stage
 from scorer.head_features import reads_head_features_only, score_by_head_features
+from scorer.heads import Head, load_genre_heads, load_head, without_general_head
 from scorer.heads_report import read_heads_report
 from scorer.limits import check_texts
+from scorer.readings import bundle_readings, with_derived
 
 __all__ = [
     "ALIASES",
@@ -45,6 +40,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+DEPRECATED_CALIBRATION = "FluencyScorer.calibration is deprecated: use FluencyScorer.head"
 
 
 @dataclass(frozen=True)
@@ -64,7 +60,7 @@ class FluencyScorer:
     `model` is the GLEU stage, held as `gleu_svm`: a `scorer.gleu_stage.LinearGleuStage` (NumPy
     only), or a fitted sklearn pipeline (wrapped in a `PipelineGleuStage`). `pipeline` gives
     the fitted pipeline itself, loaded on first use when the scorer was built from the linear
-    stage (`pipeline_loader`). The heads are the second stages (`scorer.calibration`)."""
+    stage (`pipeline_loader`). `head` is the second stage it scores with (`scorer.heads`)."""
 
     def __init__(
         self,
@@ -75,18 +71,17 @@ class FluencyScorer:
         resources: Resources | None = None,
         cache_size: int = 0,
         placeholders: Sequence[str] = DEFAULT_PLACEHOLDERS,
-        calibration: Calibration | None = None,
+        head: Head | None = None,
         pipeline_loader: Callable[[], Any] | None = None,
-        heads: Mapping[str, Calibration] | None = None,
+        heads: Mapping[str, Head] | None = None,
         folder: str | Path | None = None,
     ):
         self.gleu_svm = model if hasattr(model, "standardize") else PipelineGleuStage(model)
         self._pipeline_loader = pipeline_loader
-        self.calibration = calibration
-        # The second stages fitted for one genre each (`for_genre`); `general` is the bundle's
-        # own, `calibration` the one this scorer applies, and `genre` its genre (None: general).
-        self.general = calibration
-        self.heads: dict[str, Calibration] = dict(heads or {})
+        self.head = head
+        # `heads`: one a genre (`for_genre`); `general` the bundle's own; `genre` None: general.
+        self.general = head
+        self.heads: dict[str, Head] = dict(heads or {})
         self.genre: str | None = None
         # Whole-token slot placeholders read as a name before parsing (features/placeholders.py).
         self.placeholders = tuple(placeholders)
@@ -111,6 +106,16 @@ class FluencyScorer:
                 f"{list(rows.features)}"
             )
         self.rows, self.resources = rows, rows.resources
+
+    @property
+    def calibration(self) -> Head | None:  # deprecated since 0.18.0, gone in the next release
+        warnings.warn(DEPRECATED_CALIBRATION, DeprecationWarning, stacklevel=2)
+        return self.head
+
+    @calibration.setter
+    def calibration(self, head: Head | None) -> None:
+        warnings.warn(DEPRECATED_CALIBRATION, DeprecationWarning, stacklevel=2)
+        self.head = head
 
     @property
     def genres(self) -> list[str]:
@@ -140,7 +145,7 @@ class FluencyScorer:
         import copy
 
         scorer = copy.copy(self)
-        scorer.calibration = head
+        scorer.head = head
         scorer.genre = None if genre == "general" else genre
         return scorer
 
@@ -151,10 +156,10 @@ class FluencyScorer:
         not the general head, nor the summary that describes them."""
         import copy
 
-        if self.calibration is None:
+        if self.head is None:
             return self
         bare = copy.copy(self)
-        bare.calibration, bare.general, bare.heads, bare.genre = None, None, {}, None
+        bare.head, bare.general, bare.heads, bare.genre = None, None, {}, None
         bare.card = without_general_head(self.card)
         bare.card.pop("summary", None)
         if bare.card.pop("head_features", None):  # the GLEU stage's own rows, not the heads'
@@ -255,19 +260,19 @@ class FluencyScorer:
         seg = segment(filled, by_sentence=how != "whole")
         rows = self.sentence_rows(seg.sentences, parsed)
         values = self.decision(rows)
-        if self.calibration is not None and self.calibration.derived:
-            rows = with_derived(rows, self.calibration.derived)
+        if self.head is not None and self.head.derived:
+            rows = with_derived(rows, self.head.derived)
         gleu = seg.aggregate(values, how)
-        need_rows = with_features or self.calibration is not None
+        need_rows = with_features or self.head is not None
         text_rows = seg.aggregate_rows(rows, how, values) if need_rows else [{} for _ in texts]
         fluency = gleu
-        if self.calibration is not None:
+        if self.head is not None:
             readings = None
-            if self.calibration.needs_readings:
-                parse = self.calibration.needs_parsed_readings
+            if self.head.needs_readings:
+                parse = self.head.needs_parsed_readings
                 split = seg if how != "whole" else None
                 readings = self.readings(filled, parsed, parse=parse, split=split)
-            fluency = self.calibration.apply(gleu, text_rows, readings)
+            fluency = self.head.apply(gleu, text_rows, readings)
         if not with_features:
             text_rows = [{} for _ in texts]
         return [
@@ -276,14 +281,14 @@ class FluencyScorer:
         ]
 
     def aggregate_for(self, by_sentence: bool | None = None, aggregate: str | None = None) -> str:
-        """How a text of several sentences is read: as asked, else as the bundle's calibration
-        stage was fitted, else `features.segment.DEFAULT_AGGREGATE`."""
-        if by_sentence is None and aggregate is None and self.calibration is not None:
-            aggregate = self.calibration.aggregate
+        """How a text of several sentences is read: as asked, else as the head was fitted,
+        else `features.segment.DEFAULT_AGGREGATE`."""
+        if by_sentence is None and aggregate is None and self.head is not None:
+            aggregate = self.head.reading
         return resolve_aggregate(by_sentence, aggregate)
 
     def readings(self, filled: Sequence[str], parsed=None, **options: Any) -> dict[str, Any]:
-        """`scorer.calibration.READINGS` of texts whose placeholders are filled: each read whole
+        """`scorer.readings.READINGS` of texts whose placeholders are filled: each read whole
         and sentence by sentence (a one-sentence text is parsed once for both); `options`:
         `parse` (False: only `TEXT_READINGS`, which read the text alone), `split` (the texts'
         segmentation by sentence where the caller has it) and `sentence_rows`'s."""
@@ -320,9 +325,8 @@ class FluencyScorer:
         return self.for_genre(genre).score_texts(check_texts(texts), with_features=True)
 
 
-# Names that were bundles of their own and are now a head of another: name -> (bundle, genre).
-# `models/data-to-text` was the default's GLEU stage (the same file) under a data-to-text second
-# stage; it is now the default's data-to-text head, still served under its old name.
+# Names that were bundles of their own and are now a head of another: name -> (bundle, genre);
+# `models/data-to-text` is the default's data-to-text head, still served under its old name.
 ALIASES: dict[str, tuple[str, str]] = {"data-to-text": ("default", "data-to-text")}
 
 
@@ -356,7 +360,7 @@ def load_scorer(
         scorer.card = {**scorer.card, "name": str(path), "alias_of": f"{base}, genre {genre}"}
         return scorer
     folder, card = read_card(path, models_dir)
-    calibration = load_calibration(folder, card)
+    general = load_head(folder, card)
     heads = load_genre_heads(folder, card)
     linear = load_gleu_stage(folder, card)
 
@@ -377,7 +381,7 @@ def load_scorer(
         resources=Resources(spacy_model=spacy_model, **paths),
         cache_size=cache_size,
         placeholders=placeholders,
-        calibration=calibration,
+        head=general,
         pipeline_loader=pipeline,
         heads=heads,
         folder=folder,

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scorer.calibration import GENERAL, GLEU_INPUT, card_heads
 from scorer.contributions import group_of
 from scorer.gleu_stage import stage_file
+from scorer.heads import GENERAL, GLEU_INPUT, card_heads
 
 __all__ = ["READ_AS", "SCALES", "summarize"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from features.resources import MODELS_DIR
-from scorer.calibration import GENERAL, card_heads
+from scorer.heads import GENERAL, card_heads
 
 # Held-out figures as `training.heads` reports them: the first row of a head's table.
 GENERAL_HELD_OUT = {"rho": 0.41, "tau": 0.3, "rho_95": [0.35, 0.47], "tau_95": [0.25, 0.34]}

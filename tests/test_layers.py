@@ -2,7 +2,8 @@
 
 `features/` imports nothing from `scorer/` or `training/`; `scorer/` imports `training/` only in
 its command-line modules (the model-making commands are training's); no private name (`_x`) is
-imported from another module.
+imported from another module; `training/calibration/` uses `training.heads` through its public
+names only; every package of `training/` says its job at its door.
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ def _training_graph() -> dict[str, set[str]]:
 def _package(module: str) -> str:
     """`training.heads.estimators.select` -> `training.heads`; a top-level module -> `training`."""
     parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 else "training"
+    if len(parts) > 2 or (len(parts) == 2 and (ROOT.joinpath(*parts) / "__init__.py").exists()):
+        return ".".join(parts[:2])
+    return "training"
 
 
 def _cycle(graph: Mapping[str, set[str]]) -> list[str]:
@@ -145,17 +148,55 @@ def test_no_training_package_imports_one_that_imports_it_back():
     assert not cycle, "training packages that import each other round: " + " -> ".join(cycle)
 
 
-@pytest.mark.parametrize(
-    "package", sorted(p.parent.name for p in (ROOT / "training").glob("*/__init__.py"))
+def _assigned(tree: ast.Module, name: str):
+    """The literal value of the module-level `name = ...` (None where there is none)."""
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == name for t in n.targets):
+            return ast.literal_eval(n.value)
+    return None
+
+
+TRAINING_PACKAGES = sorted(
+    p.parent.relative_to(ROOT / "training").as_posix()
+    for p in (ROOT / "training").glob("*/**/__init__.py")
 )
+
+
+@pytest.mark.parametrize("package", TRAINING_PACKAGES)
 def test_each_training_package_says_its_job_and_names_its_modules(package):
+    # A newcomer finds where a change goes from the docstrings at the doors. A package names
+    # its modules and sub-packages in `__all__`, or, where it exports names (each from the
+    # module `_WHERE` gives), those names.
     init = ROOT / "training" / package / "__init__.py"
     tree = ast.parse(init.read_text(encoding="utf-8"))
     assert ast.get_docstring(tree), f"training/{package}/__init__.py has no docstring"
-    names = next(
-        ast.literal_eval(n.value)
-        for n in tree.body
-        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
-    )
+    names = _assigned(tree, "__all__")
+    where = _assigned(tree, "_WHERE")
+    if where is not None:
+        assert sorted(names) == sorted(where)
+        missing = [m for m in where.values() if not (ROOT / f"{m.replace('.', '/')}.py").exists()]
+        assert not missing, f"training/{package} exports names of no module: {missing}"
+        return
+    imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module != "__future__"]
+    bound = {a.asname or a.name for n in imports for a in n.names}
+    if bound:  # a package whose door gives its functions
+        assert set(names) <= bound, f"training/{package} exports names it does not import"
+        return
     modules = {p.stem for p in init.parent.glob("*.py") if not p.stem.startswith("__")}
-    assert sorted(names) == sorted(modules)
+    subpackages = {p.parent.name for p in init.parent.glob("*/__init__.py")}
+    assert modules <= set(names) <= modules | subpackages
+
+
+def test_calibration_uses_only_what_training_heads_exports():
+    # `fluency calibrate` reads the heads through `training.heads`' public names, so the rooms
+    # inside it can move without calibration noticing.
+    public = set(_assigned(ast.parse((ROOT / "training/heads/__init__.py").read_text()), "__all__"))
+    bad = []
+    for path in _files("training/calibration"):
+        for module, names, line in _imports(path):
+            rel = f"{path.relative_to(ROOT)}:{line}"
+            if module.startswith("training.heads."):
+                bad.append(f"{rel} imports {module}: import from training.heads")
+            elif module == "training.heads" and set(names) - public:
+                bad.append(f"{rel} imports {sorted(set(names) - public)}, not in its __all__")
+    assert not bad, "calibration reaching past training.heads:\n" + "\n".join(bad)

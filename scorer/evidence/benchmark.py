@@ -53,7 +53,7 @@ class FileColumns:
     baselines: dict[str, np.ndarray]  # natural direction, already oriented
     features: dict[str, np.ndarray]  # raw values: oriented by `loo_signs`
     counts: dict[str, int] = field(default_factory=dict)  # n kept, n left out, ...
-    readings: dict[str, np.ndarray] = field(default_factory=dict)  # scorer.calibration.READINGS
+    readings: dict[str, np.ndarray] = field(default_factory=dict)  # scorer.readings.READINGS
     systems: list[Hashable] = field(default_factory=list)  # each output's system
 
 

@@ -97,15 +97,15 @@ def model_columns(
     progress: bool = True,
 ) -> dict[str, tuple[np.ndarray, list[dict[str, float]]]]:
     """{aggregate: (scores, feature rows per text)}, as `FluencyScorer.score_texts` gives them
-    (placeholders filled, texts split unless "whole", the bundle's calibration applied when it
+    (placeholders filled, texts split unless "whole", the bundle's head applied when it
     has one), every sentence's row asked for once from the scorer's rows (`features.rows`:
     kept under `cache_dir` when given)."""
     filled = fill_placeholders(texts, scorer.placeholders)
     whole = segment(filled, by_sentence=False)
     split = segment(filled, by_sentence=True) if set(aggregates) - {"whole"} else whole
-    calibration = getattr(scorer, "calibration", None)  # the bundle's score, as served
-    needs_readings = calibration is not None and calibration.needs_readings
-    parse = needs_readings and calibration.needs_parsed_readings  # else the text's own readings
+    head = getattr(scorer, "head", None)  # the bundle's score, as served
+    needs_readings = head is not None and head.needs_readings
+    parse = needs_readings and head.needs_parsed_readings  # else the text's own readings
     # Whole texts are rows only where something reads them: the "whole" aggregate, readings.
     wanted = (whole.sentences if "whole" in aggregates or parse else []) + split.sentences
     sentences = list(dict.fromkeys(wanted))
@@ -121,12 +121,12 @@ def model_columns(
         seg = whole if how == "whole" else split
         rows = [by_text[s] for s in seg.sentences]
         values = scorer.decision(rows)
-        if calibration is not None and calibration.derived:
-            from scorer.calibration import with_derived
+        if head is not None and head.derived:
+            from scorer.readings import with_derived
 
-            rows = with_derived(rows, calibration.derived)
+            rows = with_derived(rows, head.derived)
         gleu, text_rows = seg.aggregate(values, how), seg.aggregate_rows(rows, how, values)
-        score = gleu if calibration is None else calibration.apply(gleu, text_rows, readings)
+        score = gleu if head is None else head.apply(gleu, text_rows, readings)
         out[how] = (score, text_rows)
     return out
 

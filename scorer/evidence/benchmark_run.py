@@ -272,7 +272,7 @@ def run_benchmark(
     if not scorers:
         raise InputError("give at least one model")
     names = list(names or [s.name for s in scorers])
-    if protocol == "lodo" and getattr(scorers[0], "calibration", None) is not None:
+    if protocol == "lodo" and getattr(scorers[0], "head", None) is not None:
         # The held-out second stage is fitted on the GLEU stage of the first model, shown first.
         scorers = [scorers[0].gleu_stage(), *scorers]
         names = [f"{names[0]} GLEU", *names]

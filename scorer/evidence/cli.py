@@ -34,7 +34,7 @@ def cmd_benchmark(args: argparse.Namespace, config: dict) -> int:
         pairs = []
         for name, scorer in zip(names, scorers, strict=True):
             pairs.append((name, scorer))
-            if scorer.calibration is not None:
+            if scorer.head is not None:
                 pairs.append((f"{name} GLEU", scorer.gleu_stage()))
         names, scorers = [n for n, _ in pairs], [s for _, s in pairs]
     runs = run_benchmark(

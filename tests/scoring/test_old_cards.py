@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from features.resources import MODELS_DIR
-from scorer.calibration import GENERAL, card_heads
 from scorer.gleu_stage import GLEU_STAGE_FILE, LinearGleuStage
+from scorer.heads import GENERAL, card_heads
 from scorer.scoring import load_scorer
 
 TEXTS = [
@@ -65,7 +65,7 @@ def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
     _old_form(tmp_path)
     for scorer in (load_scorer("default", models_dir=tmp_path), load_scorer("default")):
         bare = scorer.gleu_stage()
-        assert bare.calibration is None and bare.genres == ["general"]
+        assert bare.head is None and bare.genres == ["general"]
         assert GENERAL not in card_heads(bare.card)
         assert set(card_heads(bare.card)) == set(scorer.genres) - {GENERAL}
         how = scorer.aggregate_for()  # read as the general head reads a text
@@ -77,8 +77,8 @@ def test_the_bare_gleu_stage_of_either_card_has_no_general_head(tmp_path):
 def test_a_head_that_reads_an_extractor_this_code_lacks_is_refused_clearly():
     """A card whose heads read an extractor of their own (`head_features`) not registered
     here: a ModelLoadError naming it, never a KeyError at the first request."""
-    from scorer.calibration import head_columns
     from scorer.errors import ModelLoadError
+    from scorer.heads import head_columns
 
     assert head_columns({}) == []
     assert len(head_columns({"head_features": ["neural_states.v1"]})) == 576
@@ -89,12 +89,12 @@ def test_a_head_that_reads_an_extractor_this_code_lacks_is_refused_clearly():
 def test_a_head_pickled_beside_the_card_is_refused_not_unpickled(tmp_path):
     # Early bundles kept a non-linear head as `calibration.joblib`, named by its hash in the
     # card; a head is served only from the card's linear weights, so such a card is refused.
-    from scorer.calibration import load_head_section
     from scorer.errors import ModelLoadError
+    from scorer.heads import read_head
 
     card = json.loads((MODELS_DIR / "default" / "card.json").read_text())
     section = {k: v for k, v in card["heads"][GENERAL].items() if k != "linear"}
     section["sha256"] = "0" * 64
     (tmp_path / "calibration.joblib").write_bytes(b"not to be unpickled")
     with pytest.raises(ModelLoadError, match="no linear weights"):
-        load_head_section(tmp_path, card, section)
+        read_head(tmp_path, card, section)

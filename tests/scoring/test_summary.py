@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from features.resources import MODELS_DIR
-from scorer.calibration import card_heads
 from scorer.contributions import group_of
+from scorer.heads import card_heads
 from scorer.summary import READ_AS, summarize
 
 TIERS = ("default", "fast", "full", "neural")

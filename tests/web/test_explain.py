@@ -14,9 +14,9 @@ from sklearn.svm import SVC
 from web.support import REAL, assert_problem
 
 from features.extract import extract
-from scorer.calibration import Calibration
 from scorer.contributions import contributions
 from scorer.explain import KINDS, explain_texts
+from scorer.heads import Head
 from scorer.scoring import load_scorer
 
 MISPLACED = "The company said profits rose the in first quarter."
@@ -79,26 +79,20 @@ def test_scores_are_the_scorers_and_linear_contributions_sum_to_them(default, ag
         names = [x.feature for x in c.features]
         columns = set(default.card["feature_columns"])
         assert len(names) == len(set(names)) and columns <= set(names)
-        assert set(names) - columns <= set(default.calibration.inputs)
+        assert set(names) - columns <= set(default.head.inputs)
         sizes = [abs(x.contribution) for x in c.features]
         assert sizes == sorted(sizes, reverse=True)
 
 
-class _Stretch:
-    """A calibration stage's regressor: 2 x GLEU + 1."""
-
-    def predict(self, X):
-        return 2 * np.asarray(X)[:, 0] + 1
-
-
-def test_a_calibrated_bundle_gives_its_fluency_and_explains_its_gleu(default, monkeypatch):
-    monkeypatch.setattr(default, "calibration", Calibration(_Stretch(), ("gleu",)))
+def test_a_head_gives_its_fluency_and_explains_it(default, monkeypatch):
+    monkeypatch.setattr(default, "head", Head(("gleu",), [2.0], 1.0))  # 2 x GLEU + 1
     (e,) = explain_texts(default, [MISPLACED])
     (s,) = default.score_texts([MISPLACED])
     assert e.fluency == pytest.approx(s.score) and e.gleu == pytest.approx(s.gleu)
     assert e.fluency == pytest.approx(2 * e.gleu + 1)
     c = e.contributions
-    assert c.intercept + sum(x.contribution for x in c.features) == pytest.approx(e.gleu)
+    total = c.intercept + sum(x.contribution for x in c.features) + c.residual
+    assert total == pytest.approx(e.fluency)
 
 
 def test_rows_are_what_extract_gives(default):

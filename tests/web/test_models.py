@@ -203,7 +203,7 @@ def test_the_two_bundles_share_resources_and_rows_and_parse_a_text_once(app, cli
     default, calibrated = models["default"], models["data-to-text"]
     assert default.resources is calibrated.resources
     assert default.rows is calibrated.rows
-    assert default.gleu_svm is not calibrated.gleu_svm and calibrated.calibration is not None
+    assert default.gleu_svm is not calibrated.gleu_svm and calibrated.head is not None
 
     parsed: list[str] = []
     real_parse = features.rows.parse

@@ -90,9 +90,9 @@ def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetit
     bundle = load_scorer("neural")
     assert "neural_states.v1" in bundle.features and "neural.v2" in bundle.features
     scorer = bundle.for_genre("data-to-text")
-    assert sum(c.startswith("neural_states.v1/") for c in scorer.calibration.inputs) == 576
+    assert sum(c.startswith("neural_states.v1/") for c in scorer.head.inputs) == 576
     # The general head learned on them too (0.15.0); the GLEU stage reads none (below).
-    assert sum(c.startswith("neural_states.v1/") for c in bundle.calibration.inputs) == 576
+    assert sum(c.startswith("neural_states.v1/") for c in bundle.head.inputs) == 576
     repeated = REAL.replace("new homes", "new homes new homes")
     texts = [REAL, *shuffles(REAL, 3, seed=5), repeated]
     scores = scorer.score(texts)

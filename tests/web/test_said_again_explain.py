@@ -27,10 +27,10 @@ def default():
 
 
 def _weight(scorer) -> float:
-    from scorer.calibration import SAID_AGAIN
+    from scorer.readings import SAID_AGAIN
 
-    head = scorer.calibration
-    return -dict(zip(head.inputs, head.model.coef, strict=True)).get(SAID_AGAIN, 0.0)
+    head = scorer.head
+    return -dict(zip(head.inputs, head.coef, strict=True)).get(SAID_AGAIN, 0.0)
 
 
 def test_the_shipped_general_head_carries_a_weight_and_the_repetition_costs_it(default):

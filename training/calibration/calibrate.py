@@ -25,16 +25,17 @@ import numpy as np
 
 from training.calibration.report import card_report, regressor, report
 from training.calibration.start import Outcome, calibrate_from, named_readings, start_head
-from training.heads.data.checks import ScrambleCheck
-from training.heads.data.files import (
+from training.heads import (
+    FOLDS,
     MINUS_LENGTH,
-    READINGS,
+    READING_MODES,
+    HeadFile,
+    ScrambleCheck,
     add_rows_options,
     read_scrambles,
     text_columns,
+    write_card,
 )
-from training.heads.data.judged import FOLDS, HeadFile
-from training.heads.report.cards import write_card
 
 __all__ = ["add_commands", "calibrate", "head_file", "write_bundle"]
 
@@ -45,7 +46,7 @@ def head_file(
     scorer,
     judged,
     genre: str,
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     *,
     cache_dir: str | Path | None = None,
     n_jobs: int = 1,
@@ -109,7 +110,7 @@ def calibrate(
     *,
     genre: str,
     start: str | None = None,
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     folds: int = FOLDS,
     check: ScrambleCheck | None = None,
     max_inputs: int = MAX_ADDED,
@@ -145,7 +146,7 @@ def calibrate(
         seed=seed,
     )
     decision = card_report(outcome, files, check)
-    section = outcome.head.section(
+    section = outcome.head.to_section(
         genre,
         target="the human score, z-normalised within each dataset",
         regressor=regressor(outcome),
@@ -205,7 +206,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
     source = Path(model) if Path(model).is_dir() else bundle_folder(model, config["MODELS_DIR"])
     scorer = load_configured(str(source), config)
     genre = args.genre or Path(args.out).name
-    readings = list(dict.fromkeys(args.aggregate or READINGS))
+    readings = list(dict.fromkeys(args.aggregate or READING_MODES))
     cache = args.cache or None
     check = read_scrambles(scorer, args, readings)
     outcome, files = calibrate(
@@ -233,7 +234,7 @@ def cmd_calibrate(args: argparse.Namespace, config: dict) -> int:
         print(f"nothing beat the starting head: {genre} is {outcome.start.label}, as the bundle "
               "has it")  # fmt: skip
     print(
-        f"wrote {args.out}: genre {genre}: {outcome.head.weights()}; score with --model "
+        f"wrote {args.out}: genre {genre}: {outcome.head.weights_text()}; score with --model "
         f"{Path(args.out).name} --genre {genre}"
     )
     if args.learning_curve:
@@ -317,7 +318,7 @@ def add_commands(sub) -> None:
     cal.add_argument(
         "--aggregate",
         action="append",
-        choices=READINGS,
+        choices=READING_MODES,
         help="readings of a text of several sentences to choose from; repeat (default: all)",
     )
     cal.add_argument(

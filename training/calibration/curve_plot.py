@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from features.errors import InputError
-from training.heads.data.files import MINUS_LENGTH
+from training.heads import MINUS_LENGTH
 
 __all__ = ["CALIBRATED", "FIGURES", "GENERAL", "GENRE", "START", "plot"]
 

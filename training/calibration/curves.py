@@ -16,13 +16,19 @@ import numpy as np
 
 from features.errors import InputError
 from scorer.evidence.ranks import spearman
+from scorer.heads import Head
 from training.calibration.curve_plot import CALIBRATED, FIGURES, GENERAL, GENRE, START
 from training.calibration.start import calibrate_from, named_readings
-from training.heads.data.checks import ScrambleCheck
-from training.heads.data.files import MINUS_LENGTH, READINGS
-from training.heads.data.judged import FOLDS, HeadFile, subset
-from training.heads.estimators.linear import Linear
-from training.heads.metrics.figures import group_taus, members
+from training.heads import (
+    FOLDS,
+    MINUS_LENGTH,
+    READING_MODES,
+    HeadFile,
+    ScrambleCheck,
+    group_taus,
+    members,
+    subset,
+)
 
 __all__ = [
     "CALIBRATE_SIZES",
@@ -80,22 +86,20 @@ class FileCurve:
 
 def shipped_columns(card: Mapping, file: HeadFile) -> dict[str, np.ndarray]:
     """{column: values over `file`} of the bundle's general head and its head for the file's
-    genre, each applied as the service applies it (`scorer.calibration.load_head_section`: the
+    genre, each applied as the service applies it (`scorer.heads.read_head`: the
     inputs under its reading, clipped to the card's range, then its weights). A head whose
     reading the file was not read under is left out."""
-    from scorer.calibration import load_head_section
+    from scorer.heads import card_heads, read_head
 
-    heads = card.get("heads") or {}
-    heads = {GENERAL: heads.get("general") or card.get("calibration"), GENRE: heads.get(file.genre)}
+    sections = card_heads(card)
+    sections = {GENERAL: sections.get("general"), GENRE: sections.get(file.genre)}
     out = {}
-    for column, head in heads.items():
-        if not head or head.get("aggregate") not in file.columns:
+    for column, section in sections.items():
+        if not section:
             continue
-        stage = load_head_section(card.get("name", ""), card, head, what=column)
-        X = np.column_stack([file.columns[head["aggregate"]][c] for c in stage.inputs])
-        if stage.clip is not None:
-            X = np.clip(X, *stage.clip)
-        out[column] = np.asarray(stage.model.predict(X), dtype=float)
+        head = read_head(card.get("name", ""), card, section, what=column)
+        if head.reading in file.columns:
+            out[column] = head.predict(file.columns)
     return out
 
 
@@ -118,7 +122,7 @@ def _judge(
 
 def _gains(mine: np.ndarray, theirs: np.ndarray, held: HeadFile, seed) -> tuple[float, ...]:
     """rho(mine) - rho(theirs) on `GAIN_SAMPLES` draws of the held-out inputs."""
-    from training.heads.metrics.draws import rhos
+    from training.heads import rhos
 
     rng = np.random.default_rng(seed)
     groups = members(held)
@@ -133,10 +137,10 @@ def _gains(mine: np.ndarray, theirs: np.ndarray, held: HeadFile, seed) -> tuple[
 
 def file_curve(
     file: HeadFile,
-    start: Linear,
-    named: Sequence[Linear],
+    start: Head,
+    named: Sequence[Head],
     references: Mapping[str, np.ndarray],
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     *,
     sizes: Sequence[int] = SIZES,
     draws: int = 5,
@@ -208,7 +212,7 @@ def file_curve(
 def curves(
     files: Sequence[HeadFile],
     card: Mapping,
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     *,
     only: Sequence[str] | None = None,
     held_out: bool = True,

@@ -46,8 +46,7 @@ from training.calibration.curves import (
     FileCurve,
     curves,
 )
-from training.heads.data.checks import ScrambleCheck
-from training.heads.data.files import MINUS_LENGTH, READINGS
+from training.heads import MINUS_LENGTH, READING_MODES, ScrambleCheck
 
 __all__ = ["draw_options", "load_curves", "main", "table", "wins"]
 
@@ -131,7 +130,7 @@ def wins(found: Sequence[FileCurve], figure: str = "rho") -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     from scorer.bundles import load_configured_all
     from scorer.config import from_env
-    from training.heads.data.files import add_rows_options, read_head_files, read_scrambles
+    from training.heads import add_rows_options, read_head_files, read_scrambles
 
     ap = argparse.ArgumentParser(
         prog="python -m training.calibration.learning_curve",
@@ -142,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_rows_options(ap, jobs=1, files_help="only these files of --dev (names)")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="ratings drawn")
     ap.add_argument("--draws", type=int, default=5, help="draws a size")
-    ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
+    ap.add_argument("--aggregate", action="append", choices=READING_MODES, help="readings tried")
     ap.add_argument("--scrambles", default="", help="real text for the scramble check")
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
     ap.add_argument("--samples", type=int, default=1000, help="bootstrap samples of a choice")
@@ -162,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = sorted((c for p in args.load for c in load_curves(p)), key=lambda c: c.name)
         return _write(found, args)
     (scorer,) = load_configured_all([args.model], from_env())
-    readings = args.aggregate or list(READINGS)
+    readings = args.aggregate or list(READING_MODES)
     # Every file is read, the curves drawn for those named: a head is refitted without a file
     # on the other files it was fitted on.
     files = read_head_files(scorer, args, readings, every=True, heads=True)

@@ -13,9 +13,7 @@ from collections.abc import Sequence
 
 from training.calibration.start import Outcome
 from training.calibration.switch import LEVEL
-from training.heads.data.checks import ScrambleCheck
-from training.heads.data.judged import HeadFile
-from training.heads.estimators.residual_ridge import KIND as RESIDUAL_RIDGE
+from training.heads import RESIDUAL_RIDGE, HeadFile, ScrambleCheck
 
 __all__ = ["card_report", "regressor", "report"]
 
@@ -74,7 +72,7 @@ def report(outcome: Outcome, files: Sequence[HeadFile], out=None) -> None:
     unit = "inputs" if grouped else "outputs (no inputs named: rho alone, over outputs)"
     criterion = "mean rho + per-input tau" if grouped else "rho"
     print(f"started from {outcome.started_from}: {outcome.start.label}", file=out)
-    print(f"  {outcome.start.weights()}", file=out)
+    print(f"  {outcome.start.weights_text()}", file=out)
     print(f"on {n} ratings of {n_inputs} {unit}", file=out)
     for name, ev in outcome.rounds:
         print(f"\n### {name}: {len(ev.candidates)} tried", file=out)

@@ -35,19 +35,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.errors import InputError
-from scorer.calibration import GENERAL, GLEU_INPUT, TEXT_READINGS, card_heads
 from scorer.contributions import GROUPS
+from scorer.heads import GENERAL, GLEU_INPUT, Head, card_heads
+from scorer.readings import TEXT_READINGS
 from training.calibration.switch import LEVEL, Evidence, evidence
-from training.heads.data.checks import ScrambleCheck
-from training.heads.data.judged import FOLDS, HeadFile
-from training.heads.estimators.fitted import Plan, cross_validated, on_their_scale, with_base
-from training.heads.estimators.linear import Linear
-from training.heads.estimators.residual_ridge import FEATURES, STATES, ResidualRidge, state_columns
+from training.heads import (
+    FEATURES,
+    FOLDS,
+    STATES,
+    HeadFile,
+    Plan,
+    ResidualRidge,
+    ScrambleCheck,
+    cross_validated,
+    on_their_scale,
+    state_columns,
+    with_base,
+)
 
 __all__ = [
     "LOGPROB_SUMS",
     "MIN_INPUTS",
-    "Linear",
+    "Head",
     "Outcome",
     "calibrate_from",
     "named_readings",
@@ -64,7 +73,7 @@ MIN_INPUTS = 10
 GROUPED = tuple(GROUPS)  # columns only a learned head reads (`scorer.contributions.GROUPS`)
 
 
-def start_head(card: Mapping, genre: str, start: str | None = None) -> tuple[str, Linear]:
+def start_head(card: Mapping, genre: str, start: str | None = None) -> tuple[str, Head]:
     """(what the head started from, the head): the bundle's head named `start`, else its head
     for `genre`, else its general head, else the GLEU score read whole."""
     heads = card_heads(card)
@@ -77,10 +86,10 @@ def start_head(card: Mapping, genre: str, start: str | None = None) -> tuple[str
     pick = start or (genre if genre in heads else GENERAL if GENERAL in heads else None)
     if pick is None:
         why = f"{name} has no head for {genre} and no general head: the GLEU score read whole"
-        return why, Linear("the GLEU score (whole)", "reading", "whole", (GLEU_INPUT,), [1.0], 0.0)
-    head = Linear.from_section(f"head {pick}", heads[pick])
-    if head is None:
-        raise InputError(f"{name}'s head {pick!r} is not linear: it cannot start a calibration")
+        return why, Head(
+            (GLEU_INPUT,), [1.0], 0.0, "whole", label="the GLEU score (whole)", kind="reading"
+        )
+    head = Head.from_section(heads[pick], label=f"head {pick}")
     why = {
         start: f"the head --from names, {pick}",
         genre: f"{name}'s head for {genre}",
@@ -93,29 +102,29 @@ def named_readings(
     readings: Sequence[str],
     columns: Mapping[str, Mapping[str, np.ndarray]],
     *,
-    heads: Mapping[str, Linear] | None = None,
-) -> list[Linear]:
+    heads: Mapping[str, Head] | None = None,
+) -> list[Head]:
     """The named readings (module docstring) a file read as `columns` can be scored by: every
     head of the bundle (or `heads`), minus the length, each summed log-probability and the GLEU
     score under each of `readings`."""
     if heads is None:
         heads = {}
         for name, section in card_heads(card).items():
-            head = Linear.from_section(f"head {name}", section)
-            if head is not None:
-                heads[name] = head
+            heads[name] = Head.from_section(section, label=f"head {name}")
     out = [h for h in heads.values() if all(c in columns.get(h.reading, {}) for c in h.inputs)]
     first = readings[0]
     length = next((c for c in columns[first] if c.endswith("/n_tokens")), None)
     if length:
         read = "whole" if "whole" in readings else first
-        out.append(Linear(MINUS_THE_LENGTH, "reading", read, (length,), [-1.0], 0.0))
+        out.append(Head((length,), [-1.0], 0.0, read, label=MINUS_THE_LENGTH, kind="reading"))
     summed = "sum" if "sum" in readings else first
     for c in LOGPROB_SUMS:
         if c in columns[summed]:
-            out.append(Linear(f"{c} ({summed})", "reading", summed, (c,), [1.0], 0.0))
+            out.append(Head((c,), [1.0], 0.0, summed, label=f"{c} ({summed})", kind="reading"))
     for r in readings:
-        out.append(Linear(f"the GLEU score ({r})", "reading", r, (GLEU_INPUT,), [1.0], 0.0))
+        out.append(
+            Head((GLEU_INPUT,), [1.0], 0.0, r, label=f"the GLEU score ({r})", kind="reading")
+        )
     return out
 
 
@@ -128,8 +137,8 @@ class Outcome:
     the evidence and what the rule made of it."""
 
     started_from: str
-    start: Linear
-    head: Linear
+    start: Head
+    head: Head
     rounds: list[tuple[str, Evidence]]
     notes: list[str]
 
@@ -145,7 +154,7 @@ class Outcome:
         )
 
 
-def _passes(head: Linear, check: ScrambleCheck | None) -> float:
+def _passes(head: Head, check: ScrambleCheck | None) -> float:
     """The lowest share of `check` `head` keeps: real sentences above their shuffles (a tie one
     half) and, with the said-again check, each kind of version at or below its text, the head
     scoring as it would ship (with whatever weight on what is said again it carries)."""
@@ -170,7 +179,7 @@ def _round(
     n_samples: int,
     seed: int,
     level: float,
-) -> tuple[Evidence, Linear | None]:
+) -> tuple[Evidence, Head | None]:
     """One round: the evidence, and the head the rule takes (None: the head in hand stays).
     With `check`, a qualified candidate that scores shuffled sentences as high as real ones
     gives way to the next qualified one."""
@@ -199,8 +208,8 @@ def _round(
 
 def calibrate_from(
     files: Sequence[HeadFile],
-    start: Linear,
-    named: Sequence[Linear],
+    start: Head,
+    named: Sequence[Head],
     readings: Sequence[str],
     *,
     started_from: str = "",
@@ -215,7 +224,7 @@ def calibrate_from(
     docstring)."""
     if not files:
         raise InputError("give at least one judgement file")
-    if not start.reads(files[0]):
+    if not start.reads(files[0].columns):
         raise InputError(f"the starting head {start.label} reads columns the ratings lack")
     n_inputs = sum(len(set(f.groups)) for f in files)
     if n_inputs < MIN_INPUTS:
@@ -230,7 +239,7 @@ def calibrate_from(
     scored = {f.name: start.predict(f.columns) for f in files}
     spread = float(np.std(np.concatenate(list(scored.values()))))
     same = {start.label}
-    pool = {h.label: h for h in named if h.label not in same and h.reads(files[0])}
+    pool = {h.label: h for h in named if h.label not in same and h.reads(files[0].columns)}
     values = {k: {f.name: h.predict(f.columns) for f in files} for k, h in pool.items()}
     ev, head = _round(
         "named readings",

@@ -27,9 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from training.heads.data.judged import HeadFile
-from training.heads.metrics.draws import criteria, judgements
-from training.heads.selection.ship_rule import Candidate
+from training.heads import Candidate, HeadFile, criteria, judgements
 
 __all__ = ["LEVEL", "Evidence", "evidence", "switch_to"]
 

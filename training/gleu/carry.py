@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from features.errors import ModelLoadError
 from features.resources import MODELS_DIR
-from scorer.calibration import DERIVED, READINGS, card_heads, head_columns
+from scorer.heads import Head, card_heads, head_columns
+from scorer.readings import DERIVED, READINGS
 
 __all__ = [
     "GleuMap",
@@ -124,13 +126,16 @@ def carried_heads(
     heads: dict[str, Any] = {}
     left: dict[str, str] = {}
     for genre, section in card_heads(card).items():
-        lacking = [c for c in section.get("inputs", [])[1:] if c not in known]
+        try:
+            head = Head.from_section(section)
+        except ModelLoadError:
+            left[genre] = "it has no linear weights (a pickled head), which are all a head serves"
+            continue
+        lacking = [c for c in head.inputs[1:] if c not in known]
         if lacking:
             left[genre] = f"it reads {', '.join(lacking)}, which this bundle does not yield"
-        elif not section.get("linear"):
-            left[genre] = "it has no linear weights (a pickled head), which are all a head serves"
         else:
-            heads[genre] = section
+            heads[genre] = section  # as the tier holds it
     out: dict[str, Any] = {
         "heads": dict(sorted(heads.items())),
         "carried_heads": {

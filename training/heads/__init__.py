@@ -1,53 +1,131 @@
 """Second-stage heads chosen on judged files: which inputs, under which reading, and whether a head
-ships at all.
+ships at all. A head, whatever fitted it, is one `scorer.heads.Head`, its card section written and
+read by that type alone.
 
-The way in is `python -m training.heads` (`tier`: a tier's general head and one per genre,
-written into its card), which goes through `choose.choose`: judged files (`files`) held out by a
-protocol, forward selection of a linear head (`select`), the evidence per text, system and file
-(`evidence`, `systems`; the figures themselves, rho and per-input tau with their intervals, are
-`figures`, and many heads' on bootstrap draws `draws`), the rule that picks (`ship_rule`: change
-the rule there), and the tables and cards written from the evidence (`tables`, `cards`).
-`held_out` gives a file the head the other files choose (`fluency benchmark --protocol lodo`).
+The rooms, each with its door (the package docstring):
 
-Candidates: a kind of head is a small class with `fit` and `predict`, held out by the one loop
-of `kinds` whatever it is: a few inputs combined linearly (`select.LinearKind`), a ridge on
-SmolLM2's states (`state_ridge.StateRidgeKind`), a starting head plus a ridge on what it leaves
-(`state_residual.ResidualKind`). The learned ones come into `choose.choose` as its rivals
-(`state_candidates`: `python -m training.heads --learned`, or alone `python -m
-training.heads.learned`), chosen among themselves (`state_choice`) and facing the same rule,
-their rows written by the same writer (`tables.row`). Beside them: a head as a card holds it
-(`linear`), heads fitted on a user's ratings (`fitted`, `residual_ridge`), and the learned
-heads' files and report (`state_rows`, `state_report`). Every ridge, linear or learned, is
-`ridge.fit_ridge`, its alpha picked by `ridge.within_one_se`. The said-again check, in the rule for
-every kind: `said_again` (its paragraphs and weights), `said_again_bundle` (a bundle's heads as
-served).
+- `data/`: the judged files read into columns (`files`), a file as `HeadFile` and its folds
+  (`judged`), and the checks every head passes (`checks`: shuffles, runs and loops;
+  `said_again`);
+- `metrics/`: how a head's scores are judged against people (`figures`, many heads on the same
+  draws `draws`, per system `systems`);
+- `estimators/`: the kinds of head, each with `fit` and `predict`, held out by one loop (`kinds`);
+  the one ridge and its one-standard-error rule on alpha (`ridge`); forward selection of a
+  linear head (`select`); candidates fitted on a user's ratings (`fitted`, `residual_ridge`);
+- `learned/`: the kind learned on SmolLM2's states, a room of its own (`python -m
+  training.heads.learned`);
+- `selection/`: the evidence (`evidence`), the ship rule (`ship_rule`: change the rule there), the
+  one path every head is chosen on (`choose`) and a file's head chosen on the others (`held_out`);
+- `report/`: the tables and the bundle's card and README written from the evidence.
+
+At the top: `python -m training.heads` (`tier`: a tier's general head and one per genre, written
+into its card), `python -m training.heads.said_again_bundle` (the said-again check on a bundle's
+heads as served).
+
+The names below are what other packages (`training.calibration`) use; they import nothing else
+from here.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __all__ = [
-    "cards",
-    "choose",
-    "draws",
-    "evidence",
-    "figures",
-    "files",
-    "fitted",
-    "held_out",
-    "kinds",
-    "learned",
-    "linear",
-    "residual_ridge",
-    "ridge",
-    "said_again",
-    "said_again_bundle",
-    "select",
-    "ship_rule",
-    "state_candidates",
-    "state_choice",
-    "state_report",
-    "state_residual",
-    "state_ridge",
-    "state_rows",
-    "systems",
-    "tables",
-    "tier",
+    "FEATURES",
+    "FOLDS",
+    "MINUS_LENGTH",
+    "READING_MODES",
+    "RESIDUAL_RIDGE",
+    "STATES",
+    "Candidate",
+    "HeadFile",
+    "Plan",
+    "ResidualRidge",
+    "ScrambleCheck",
+    "add_rows_options",
+    "criteria",
+    "cross_validated",
+    "group_taus",
+    "judgements",
+    "members",
+    "on_their_scale",
+    "read_head_files",
+    "read_scrambles",
+    "refit",
+    "rhos",
+    "state_columns",
+    "subset",
+    "text_columns",
+    "with_base",
+    "write_card",
 ]
+
+# Each name's module, imported on first use: `python -m training.heads.learned` or `fluency
+# benchmark --protocol lodo` load only what they run.
+_WHERE = {
+    "FEATURES": "training.heads.estimators.residual_ridge",
+    "FOLDS": "training.heads.data.judged",
+    "MINUS_LENGTH": "training.heads.data.files",
+    "READING_MODES": "training.heads.data.files",
+    "RESIDUAL_RIDGE": "training.heads.estimators.residual_ridge",
+    "STATES": "training.heads.estimators.residual_ridge",
+    "Candidate": "training.heads.selection.ship_rule",
+    "HeadFile": "training.heads.data.judged",
+    "Plan": "training.heads.estimators.fitted",
+    "ResidualRidge": "training.heads.estimators.residual_ridge",
+    "ScrambleCheck": "training.heads.data.checks",
+    "add_rows_options": "training.heads.data.files",
+    "criteria": "training.heads.metrics.draws",
+    "cross_validated": "training.heads.estimators.fitted",
+    "group_taus": "training.heads.metrics.figures",
+    "judgements": "training.heads.metrics.draws",
+    "members": "training.heads.metrics.figures",
+    "on_their_scale": "training.heads.estimators.fitted",
+    "read_head_files": "training.heads.data.files",
+    "read_scrambles": "training.heads.data.files",
+    "refit": "training.heads.estimators.refit",
+    "rhos": "training.heads.metrics.draws",
+    "state_columns": "training.heads.estimators.residual_ridge",
+    "subset": "training.heads.data.judged",
+    "text_columns": "training.heads.data.files",
+    "with_base": "training.heads.estimators.fitted",
+    "write_card": "training.heads.report.cards",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from training.heads.data.checks import ScrambleCheck
+    from training.heads.data.files import (
+        MINUS_LENGTH,
+        READING_MODES,
+        add_rows_options,
+        read_head_files,
+        read_scrambles,
+        text_columns,
+    )
+    from training.heads.data.judged import FOLDS, HeadFile, subset
+    from training.heads.estimators.fitted import Plan, cross_validated, on_their_scale, with_base
+    from training.heads.estimators.refit import refit
+    from training.heads.estimators.residual_ridge import (
+        FEATURES,
+        RESIDUAL_RIDGE,
+        STATES,
+        ResidualRidge,
+        state_columns,
+    )
+    from training.heads.metrics.draws import criteria, judgements, rhos
+    from training.heads.metrics.figures import group_taus, members
+    from training.heads.report.cards import write_card
+    from training.heads.selection.ship_rule import Candidate
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'training.heads' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -2,7 +2,7 @@
 each scored as the bundle serves it, whatever its kind (linear, learned on SmolLM2's states, a
 starting head plus a ridge).
 
-For each head: the weight on what a text says again (`scorer.calibration.SAID_AGAIN`) it needs,
+For each head: the weight on what a text says again (`scorer.readings.SAID_AGAIN`) it needs,
 chosen on paragraphs of held-out Reuters text, and, at that weight, the share of other
 paragraphs whose said-again versions it scores at or below them (`training.heads.data.said_again`).
 A head that already carries a weight is checked without it first, so the weight is chosen
@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.calibration import GENERAL, SAID_AGAIN, text_readings
+from scorer.heads import Head
+from scorer.readings import SAID_AGAIN, text_readings
 from training.heads.data.said_again import MAX_PENALTY, SaidAgain, paragraphs, versions
 
-__all__ = ["HeadCheck", "check_heads", "main", "with_weight"]
+__all__ = ["HeadCheck", "carrying", "check_heads", "main"]
 
 READING = "served"  # the check's one reading: the head's own
 
@@ -59,33 +60,11 @@ class HeadCheck:
         }
 
 
-def carried_weight(section: Mapping) -> float:
-    """The fixed weight a card section puts on what is said again (0: none)."""
-    inputs = list(section.get("inputs") or ())
-    if SAID_AGAIN not in inputs:
-        return 0.0
-    return -float(section["linear"]["coef"][inputs.index(SAID_AGAIN)])
-
-
-def with_weight(section: Mapping, weight: float) -> dict:
+def carrying(section: Mapping, weight: float) -> dict:
     """`section` (a whole card section, weights joined) carrying `weight` on what is said again,
     the last input, unbounded (a weight of 0 takes the input out)."""
-    out = json.loads(json.dumps(section))
-    inputs = out["inputs"]
-    coef = out["linear"]["coef"]
-    clip = out.get("clip")
-    if SAID_AGAIN in inputs:
-        k = inputs.index(SAID_AGAIN)
-        del inputs[k], coef[k]
-        if clip:
-            del clip["low"][k], clip["high"][k]
-    if weight > 0:
-        inputs.append(SAID_AGAIN)
-        coef.append(-float(weight))
-        if clip:
-            clip["low"].append(None)
-            clip["high"].append(None)
-    return out
+    head = Head.from_section(section)
+    return head.with_weight(SAID_AGAIN, -float(weight) if weight > 0 else 0.0).to_section()
 
 
 def check_heads(
@@ -119,8 +98,8 @@ def check_heads(
     out = {}
     for genre in tqdm(genres or scorer.genres, desc="heads", unit=" head"):
         head = scorer.for_genre(genre)
-        section = (head.card.get("heads") or {}).get(genre if genre != "general" else GENERAL)
-        carried = carried_weight(section or {})
+        on_said = head.head.weight(SAID_AGAIN) if head.head is not None else 0.0
+        carried = -on_said if on_said else 0.0  # the penalty it carries (0: none)
         served = dict(zip(texts, head.score(texts), strict=True))
 
         check = SaidAgain(
@@ -221,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from training.heads.report.cards import rewrite_heads
 
         folder = bundle_folder(args.model, config["MODELS_DIR"])
-        rewrite_heads(folder, {g: c.weight for g, c in found.items() if c.passes}, with_weight)
+        rewrite_heads(folder, {g: c.weight for g, c in found.items() if c.passes}, carrying)
     return 0 if all(c.passes for c in found.values()) else 1
 
 

@@ -49,10 +49,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.calibration import GLEU_INPUT, SAID_AGAIN
+from scorer.heads import GLEU_INPUT, Head
+from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.files import (
-    READINGS,
+    READING_MODES,
     add_rows_options,
     read_head_files,
     read_scrambles,
@@ -81,38 +82,18 @@ def section(
     held: str,
     command: str,
 ) -> dict:
-    """A card section for one head (what `scorer.calibration.load_head_section` reads): the
-    GLEU score first (weight 0 when the head does not read it), each input capped on the side
-    where it raises the score at the edge of the range it took in the fit."""
-    inputs = [GLEU_INPUT, *[c for c in fitted.inputs if c != GLEU_INPUT]]
-    weight = dict(zip(fitted.inputs, fitted.coef.tolist(), strict=True))
-    coef = [weight.get(c, 0.0) for c in inputs]
-    low, high = [], []
-    for c, w in zip(inputs, coef, strict=True):
-        values = np.concatenate([f.columns[fitted.reading][c] for f in files])
-        low.append(float(values.min()) if w < 0 else None)
-        high.append(float(values.max()) if w > 0 else None)
-    if coef[0] != 0:  # the GLEU score stays open: a text below every judged one reads lower
-        low[0] = high[0] = None
-    if fitted.penalty:  # a fixed weight, not fitted: what the text says again, never rewarded
-        inputs.append(SAID_AGAIN)
-        coef.append(-fitted.penalty)
-        low.append(None)
-        high.append(None)
-    return {
-        "genre": genre,
-        "aggregate": fitted.reading,
-        "inputs": inputs,
-        "linear": {"coef": coef, "intercept": fitted.intercept},
-        "clip": {"low": low, "high": high},
-        "target": "the human score, z-normalised within each dataset",
-        "regressor": "non-negative ridge on standardised inputs turned by their own signs",
-        "alone": {c: rounded(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
-        "held_out": held,
-        "selection": dict(decision),
-        "files": {f.name: len(f.human) for f in files},
-        "command": command,
-    }
+    """A card section for one head (`Fitted.head`, as `scorer.heads.Head.to_section` writes it),
+    with what it was fitted on and how it was chosen."""
+    return fitted.head(files).to_section(
+        genre,
+        target="the human score, z-normalised within each dataset",
+        regressor="non-negative ridge on standardised inputs turned by their own signs",
+        alone={c: rounded(alone_rho(files, fitted.reading, c)) for c in fitted.inputs},
+        held_out=held,
+        selection=dict(decision),
+        files={f.name: len(f.human) for f in files},
+        command=command,
+    )
 
 
 def choose_genre_heads(
@@ -274,20 +255,20 @@ def against_general(
 def _served_preds(section: Mapping | None, files: Sequence[HeadFile]) -> dict | None:
     """{file: scores} of a card section that needs no fit (the GLEU stage `gleu_alone` gives)
     from the files' columns; None for none."""
-    if not section or set(section["inputs"]) - {GLEU_INPUT, SAID_AGAIN}:
+    head = Head.from_section(section) if section else None
+    if head is None or set(head.inputs) - {GLEU_INPUT, SAID_AGAIN}:
         return None
-    coef = dict(zip(section["inputs"], section["linear"]["coef"], strict=True))
-    cols = {f.name: f.columns[section["aggregate"]] for f in files}
+    coef = dict(zip(head.inputs, head.coef.tolist(), strict=True))
+    cols = {f.name: f.columns[head.reading] for f in files}
     return {
-        f.name: sum(w * cols[f.name][c] for c, w in coef.items()) + section["linear"]["intercept"]
-        for f in files
+        f.name: sum(w * cols[f.name][c] for c, w in coef.items()) + head.intercept for f in files
     }
 
 
 def kept_heads(scorer, decided: Sequence[str], sections: Mapping, report: Mapping):
     """(sections, report) of every head: those `decided` again as given, the bundle's others as
     its card and its heads' report hold them."""
-    from scorer.calibration import card_heads
+    from scorer.heads import card_heads
 
     old_report = scorer.heads_report()
     kept = {k: v for k, v in card_heads(scorer.card).items() if k not in decided}
@@ -304,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m training.heads", description=__doc__)
     ap.add_argument("--model", default="default", help="the tier's bundle (its GLEU stage)")
     add_rows_options(ap)
-    ap.add_argument("--aggregate", action="append", choices=READINGS, help="readings tried")
+    ap.add_argument("--aggregate", action="append", choices=READING_MODES, help="readings tried")
     ap.add_argument("--max-inputs", type=int, default=4, help="inputs a head at most")
     ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
     ap.add_argument("--json", help="write every head's report here")
@@ -349,15 +330,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(tier_table(tiers, config["MODELS_DIR"])))
         return 0
     (scorer,) = load_configured_all([args.model], config)
-    readings = args.aggregate or list(READINGS)
+    readings = args.aggregate or list(READING_MODES)
     command = "python -m training.heads " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     learned = None
     if args.learned:  # every reading read: a learned head and its residual's base read theirs
-        learned, files = read_learned(scorer, args, READINGS, command)
+        learned, files = read_learned(scorer, args, READING_MODES, command)
     else:
         args.loops = 0  # runs and loops are checked on learned heads alone
         files = read_head_files(scorer, args, readings)
-    check = read_scrambles(scorer, args, READINGS if learned else readings)
+    check = read_scrambles(scorer, args, READING_MODES if learned else readings)
     if args.rows_only:
         return 0
     if learned is not None:

@@ -12,12 +12,12 @@ import pytest
 
 from scorer.errors import InputError, ModelLoadError
 from scorer.evidence.benchmark_data import is_empty_output
+from scorer.heads import Head
 from training.calibration.calibrate import write_bundle
 from training.calibration.start import calibrate_from, named_readings
 from training.calibration.switch import evidence, switch_to
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile, input_folds
-from training.heads.estimators.linear import Linear
 from training.heads.selection.choose import choose
 from training.heads.tier import section
 
@@ -87,7 +87,7 @@ def _rated(kind: str, seed: int = 5, n_groups: int = 25, per: int = 4) -> HeadFi
     return HeadFile(kind, "mine", human, groups, columns, {MINUS_LENGTH: -length})
 
 
-SHIPPED = Linear("head mine", "head", "whole", ("gleu",), [0.4], 0.1)
+SHIPPED = Head(("gleu",), [0.4], 0.1, "whole", label="head mine")
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ SHIPPED = Linear("head mine", "head", "whole", ("gleu",), [0.4], 0.1)
 )
 def test_the_starting_head_is_left_only_for_a_reading_people_follow(kind, head):
     f = _rated(kind)
-    named = named_readings({"heads": {"mine": SHIPPED.section("mine")}}, ["whole", "sum"],
+    named = named_readings({"heads": {"mine": SHIPPED.to_section("mine")}}, ["whole", "sum"],
                            f.columns)  # fmt: skip
     assert [h.label for h in named] == [
         "head mine",
@@ -266,7 +266,7 @@ def test_a_fitted_head_that_loses_to_its_best_single_input_ships_the_input(tmp_p
     served = load_scorer(models / "mine", models_dir=models)
     assert "mine" in served.genres and served.card["name"] == "mine"
     mine = served.for_genre("mine")
-    assert mine.calibration.inputs == ("gleu",)
+    assert mine.head.inputs == ("gleu",)
     texts = ["The hotel is near the station.", "station the near hotel is the"]
     scores = mine.score_texts(texts)
     coef, intercept = choice.fitted.coef[0], choice.fitted.intercept
@@ -307,8 +307,8 @@ def test_the_shipped_default_is_its_gleu_stage_and_heads_chosen_on_people():
     assert section["genre"] == "general" and section["held_out"].startswith("one genre out")
     assert {"data-to-text", "mt", "summaries"} <= set(served.heads)
     for genre in served.genres:
-        head = served.for_genre(genre).calibration
-        assert type(head.model).__name__ == "LinearStage"
+        head = served.for_genre(genre).head
+        assert type(head).__name__ == "Head"  # NumPy arithmetic, nothing unpickled
         assert head.inputs[0] == "gleu"
     texts = [
         "The company said profits rose in the first quarter.",
@@ -374,7 +374,7 @@ def test_data_to_text_is_the_defaults_head_for_its_genre_served_under_its_old_na
     ]
     assert d2t.card["model_sha256"] == default.card["model_sha256"]
     assert d2t.genre == "data-to-text" and d2t.aggregate_for() == head["aggregate"]
-    assert d2t.calibration.inputs == default.heads["data-to-text"].inputs
+    assert d2t.head.inputs == default.heads["data-to-text"].inputs
     texts = [
         "The Eagle is a coffee shop near Burger King. It serves Italian food.",
         "The Eagle is a coffee shop near Burger King. It serve Italian food food.",

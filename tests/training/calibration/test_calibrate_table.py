@@ -11,12 +11,12 @@ import pytest
 
 from scorer.cli import main
 from scorer.errors import InputError
+from scorer.heads import Head
 from training.calibration.curve_plot import plot
 from training.calibration.curves import file_curve, shipped_columns
 from training.calibration.learning_curve import table, wins
 from training.heads.data.files import MINUS_LENGTH, text_columns
 from training.heads.data.judged import HeadFile
-from training.heads.estimators.linear import Linear
 from training.judged.table import read_table
 
 SENTENCES = [
@@ -204,8 +204,8 @@ def _follows_x2(n_groups: int, per: int, seed: int, n_systems: int = 0) -> HeadF
     )
 
 
-GLEU_HEAD = Linear("head mine", "head", "whole", ("gleu",), [1.0], 0.0)
-X2_HEAD = Linear("head other", "head", "whole", ("x2",), [0.5], 0.0)
+GLEU_HEAD = Head(("gleu",), [1.0], 0.0, "whole", label="head mine")
+X2_HEAD = Head(("x2",), [0.5], 0.0, "whole", label="head other")
 
 
 def test_learning_curve_draws_whole_inputs_and_judges_on_the_rest(tmp_path):
@@ -266,7 +266,7 @@ def test_shipped_heads_are_applied_as_the_service_applies_them():
     assert found["general head, in-sample"] == pytest.approx(served.score(texts, genre="general"))
     assert found["genre head, in-sample"] == pytest.approx(served.score(texts, genre=genre))
     # The same heads as `training.calibration.start` reads them, from the card's sections.
-    general = Linear.from_section("general", served.card["heads"]["general"])
+    general = Head.from_section(served.card["heads"]["general"], label="general")
     assert general.predict(columns) == pytest.approx(found["general head, in-sample"])
 
 
@@ -276,10 +276,10 @@ def test_a_head_fitted_on_a_file_is_refitted_without_it():
 
     files = [_follows_x2(30, 3, seed=s) for s in (1, 2, 3)]
     on_all = fit_head(files, "whole", ["gleu", "x2"])
-    sec = Linear("x", "head", "whole", ("gleu", "x2"), on_all.coef, on_all.intercept).section(
+    sec = Head(("gleu", "x2"), on_all.coef, on_all.intercept, "whole", label="x").to_section(
         "mine", files={f.name: len(f.human) for f in files}
     )
-    other = GLEU_HEAD.section("other", files={"elsewhere": 10})
+    other = GLEU_HEAD.to_section("other", files={"elsewhere": 10})
     card = {"heads": {"mine": sec, "other": other}}
     heads = held_out_heads(card, files, "d1")
     without = fit_head(files[1:], "whole", ["gleu", "x2"])
@@ -315,8 +315,8 @@ def test_a_learned_head_averaged_with_the_log_probability_is_refitted_without_a_
             HeadFile(f"d{k + 1}", "g", human, [f"i{i}" for i in range(60)], {"whole": cols})
         )
     states = {"layer": 20, "pooling": "mean", "alpha": 1000.0, "variant": "states + logprob"}
-    shipped = Linear("x", "head", "whole", (*names, lp_name), np.ones(9), 0.0)
-    sec = shipped.section("mine", files={f.name: 60 for f in files}, states=states)
+    shipped = Head((*names, lp_name), np.ones(9), 0.0, "whole", label="x")
+    sec = shipped.to_section("mine", files={f.name: 60 for f in files}, states=states)
     heads = held_out_heads({"heads": {"mine": sec}}, files, "d1")
 
     def state_file(f):

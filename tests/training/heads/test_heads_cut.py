@@ -32,7 +32,7 @@ def _found(dev: Path, tmp: Path) -> dict:
     from scorer.evidence.genres import GENRES
     from scorer.scoring import load_scorer
     from training.calibration.curves import curves
-    from training.heads.data.files import READINGS, head_files
+    from training.heads.data.files import READING_MODES, head_files
     from training.heads.selection.choose import choose
     from training.heads.tier import main
 
@@ -45,12 +45,12 @@ def _found(dev: Path, tmp: Path) -> dict:
     scorer = load_scorer("default")
     paths = [dev / f"{f}.jsonl" for f in FILES]
     files = head_files(
-        scorer, paths, GENRES, READINGS, cache_dir=default_cache_dir(), n_jobs=1, **CUT
+        scorer, paths, GENRES, READING_MODES, cache_dir=default_cache_dir(), n_jobs=1, **CUT
     )
     sfhot = next(f for f in files if f.name == "novikova2017_sfhot")
-    folds = choose([sfhot], READINGS, folds=3, n_samples=N_SAMPLES).decision
+    folds = choose([sfhot], READING_MODES, folds=3, n_samples=N_SAMPLES).decision
     found = curves(
-        files, scorer.card, READINGS, only=[sfhot.name], sizes=(25,), draws=1, n_samples=20,
+        files, scorer.card, READING_MODES, only=[sfhot.name], sizes=(25,), draws=1, n_samples=20,
         min_held=20,
     )  # fmt: skip
     curve = json.loads(json.dumps([asdict(c) for c in found]))

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from features.resources import MODELS_DIR
-from scorer.calibration import SAID_AGAIN
 from scorer.heads_report import read_heads_report
+from scorer.readings import SAID_AGAIN
 from scorer.scoring import load_scorer
 
 TIERS = ("default", "fast", "full", "neural")

@@ -17,15 +17,16 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.calibration import DERIVED, GLEU_INPUT
 from scorer.evidence.benchmark_data import sample_outputs
+from scorer.heads import GLEU_INPUT
+from scorer.readings import DERIVED
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.judged import HeadFile
 
 __all__ = [
     "CHRF",
     "MINUS_LENGTH",
-    "READINGS",
+    "READING_MODES",
     "add_rows_options",
     "chrf_column",
     "degenerate_texts",
@@ -37,7 +38,7 @@ __all__ = [
     "text_columns",
 ]
 
-READINGS = ("whole", "weighted", "sum")
+READING_MODES = ("whole", "weighted", "sum")
 MINUS_LENGTH = "minus length"
 CHRF = "chrF (references)"
 
@@ -136,7 +137,7 @@ def text_columns(
     head reading them can be scored from these columns."""
     from features.placeholders import fill_placeholders
     from features.segment import segment
-    from scorer.calibration import text_readings, with_derived
+    from scorer.readings import text_readings, with_derived
 
     scorer = scorer if heads else scorer.gleu_stage()
     extractors = {f.split("/")[0] for f in _columns(scorer)}
@@ -167,7 +168,7 @@ def head_files(
     scorer,
     paths: Sequence[Path],
     genres: Mapping[str, str],
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     *,
     cache_dir: str | Path | None = None,
     n_jobs: int = 1,

@@ -15,7 +15,7 @@ a line, no sentence the GLEU stage was trained on), for each paragraph (`version
 A head passes where every kind scores at or below its original for at least `floor` of the
 paragraphs (`SaidAgain.shares`). A head whose reading lets a repetition through (a token-weighted
 mean rises when its better sentence is said again; a language model's states favour what it has
-just read) carries a fixed negative weight on what the text says again (`scorer.calibration.
+just read) carries a fixed negative weight on what the text says again (`scorer.readings.
 SAID_AGAIN`, `features.redundancy`): the smallest that passes, with a margin, on paragraphs
 kept apart from the check's own (`SaidAgain.penalty`), at most `MAX_PENALTY`. A head that needs
 more (a sum over sentences of positive scores grows with every sentence) fails the check.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scorer.calibration import SAID_AGAIN
+from scorer.readings import SAID_AGAIN
 
 __all__ = ["KINDS", "MAX_PENALTY", "SaidAgain", "paragraphs", "said_again_check", "versions"]
 

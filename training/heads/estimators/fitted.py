@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.evidence.ranks import spearman
+from scorer.heads import Head
 from training.heads.data.judged import HeadFile, fold_rows, subset
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.select import fit_head
 from training.heads.metrics.figures import unit_weights
 
@@ -36,7 +36,7 @@ def _pooled(files: Sequence[HeadFile], values: Mapping[str, np.ndarray]):
     return x, y, unit_weights(files)
 
 
-def on_their_scale(head: Linear, files: Sequence[HeadFile], spread: float) -> Linear:
+def on_their_scale(head: Head, files: Sequence[HeadFile], spread: float) -> Head:
     """`head` mapped to the user's ratings (z-normalised within each dataset) by a positive
     slope and an intercept; where no positive slope fits, scaled to `spread` (the starting
     head's standard deviation over the user's outputs) around 0."""
@@ -52,7 +52,7 @@ def on_their_scale(head: Linear, files: Sequence[HeadFile], spread: float) -> Li
     return head.scaled(a, float(fit.intercept_))
 
 
-def with_base(files: Sequence[HeadFile], base: Linear) -> list[HeadFile]:
+def with_base(files: Sequence[HeadFile], base: Head) -> list[HeadFile]:
     """Copies of `files` whose columns under `base`'s reading hold its values as `BASE`."""
     out = []
     for f in files:
@@ -67,7 +67,7 @@ class Plan:
     """A fitted candidate: `extra` columns under `reading`, on top of `base` (or alone)."""
 
     reading: str
-    base: Linear | None
+    base: Head | None
     extra: tuple[str, ...]
 
     @property
@@ -80,8 +80,8 @@ class Plan:
     def inputs(self) -> tuple[str, ...]:
         return self.extra if self.base is None else (BASE, *self.extra)
 
-    def fit(self, files: Sequence[HeadFile]) -> Linear:
-        """Fitted on every file: a `Linear` over the base's inputs and the added columns."""
+    def fit(self, files: Sequence[HeadFile]) -> Head:
+        """Fitted on every file: a `Head` over the base's inputs and the added columns."""
         fitted = fit_head(files, self.reading, self.inputs)
         coef = dict(zip(self.inputs, fitted.coef, strict=True))
         ranges = {
@@ -94,20 +94,25 @@ class Plan:
         w = [coef[c] for c in self.extra]
         if self.base is None:
             kind = "column" if len(self.extra) == 1 else "addition"
-            return Linear(
-                self.label, kind, self.reading, self.extra, w, fitted.intercept, low, high
+            return Head(
+                self.extra,
+                w,
+                fitted.intercept,
+                self.reading,
+                (low, high),
+                label=self.label,
+                kind=kind,
             )
         a = coef[BASE]
         b = self.base
-        return Linear(
-            self.label,
-            "addition",
-            self.reading,
+        return Head(
             (*b.inputs, *self.extra),
             [*(a * b.coef), *w],
             a * b.intercept + fitted.intercept,
-            [*b.low, *low],
-            [*b.high, *high],
+            self.reading,
+            ([*b.low, *low], [*b.high, *high]),
+            label=self.label,
+            kind="addition",
         )
 
 

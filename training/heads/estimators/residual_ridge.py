@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.contributions import GROUPS
+from scorer.heads import Head
 from training.heads.data.judged import HeadFile, subset
 from training.heads.estimators.fitted import BASE, fold_parts
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.ridge import ALPHAS, fit_ridge, within_one_se
 from training.heads.metrics.draws import point_means
 from training.heads.metrics.figures import unit_weights
@@ -41,7 +41,7 @@ from training.heads.metrics.figures import unit_weights
 __all__ = [
     "ALPHAS",
     "FEATURES",
-    "KIND",
+    "RESIDUAL_RIDGE",
     "STATES",
     "ResidualRidge",
     "RestFit",
@@ -53,7 +53,7 @@ __all__ = [
 
 STATES = "SmolLM2's states"
 FEATURES = "the feature columns"
-KIND = "residual ridge"  # `Linear.kind` of the head these rounds write
+RESIDUAL_RIDGE = "residual ridge"  # `Head.kind` of the head these rounds write
 
 
 def state_columns(file: HeadFile, reading: str) -> tuple[str, ...]:
@@ -157,7 +157,7 @@ class ResidualRidge:
     all under `reading`; with `clip`, each column held to the range it took in the fit."""
 
     reading: str
-    base: Linear
+    base: Head
     columns: tuple[str, ...]
     what: str = STATES
     clip: bool = False
@@ -192,8 +192,8 @@ class ResidualRidge:
                 out[f.name][rows] = found[:, 0]
         return out
 
-    def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Linear:
-        """Fitted on every output, alpha chosen on the folds: one `Linear` over the head in
+    def fit(self, files: Sequence[HeadFile], folds: int, seed: int) -> Head:
+        """Fitted on every output, alpha chosen on the folds: one `Head` over the head in
         hand's inputs (its clips kept) and the columns (their own clips), a column the head in
         hand reads already taking the sum of both weights where neither clips it."""
         alpha = self._alpha(files, folds, seed)
@@ -210,13 +210,12 @@ class ResidualRidge:
                 continue
             weights[c], low[c], high[c] = float(w), lo, hi
         inputs = tuple(weights)
-        return Linear(
-            f"{self.label} (alpha {alpha:g} per 1,000 rows)",
-            KIND,
-            self.reading,
+        return Head(
             inputs,
             [weights[c] for c in inputs],
             fit.slope * b.intercept + float(fit.intercept[0]),
-            [low[c] for c in inputs],
-            [high[c] for c in inputs],
+            self.reading,
+            ([low[c] for c in inputs], [high[c] for c in inputs]),
+            label=f"{self.label} (alpha {alpha:g} per 1,000 rows)",
+            kind=RESIDUAL_RIDGE,
         )

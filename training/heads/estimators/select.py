@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scorer.calibration import SAID_AGAIN
 from scorer.evidence.ranks import spearman
+from scorer.heads import GLEU_INPUT, Head
+from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.judged import HeadFile
 from training.heads.estimators import kinds
@@ -82,6 +83,24 @@ class Fitted:
         X = np.column_stack([cols[c] for c in self.inputs])
         out = X @ self.coef + self.intercept
         return out - self.penalty * cols[SAID_AGAIN] if self.penalty else out
+
+    def head(self, files: Sequence[HeadFile], *, label: str = "") -> Head:
+        """The head as a card holds it: the GLEU score first (weight 0 when the head does not
+        read it), each input capped on the side where it raises the score at the edge of the
+        range it took on `files` (the GLEU score open: a text below every judged one reads
+        lower), the weight on what is said again last, fixed and unbounded."""
+        inputs = [GLEU_INPUT, *[c for c in self.inputs if c != GLEU_INPUT]]
+        weight = dict(zip(self.inputs, self.coef.tolist(), strict=True))
+        coef = [weight.get(c, 0.0) for c in inputs]
+        low, high = [], []
+        for c, w in zip(inputs, coef, strict=True):
+            values = np.concatenate([f.columns[self.reading][c] for f in files])
+            low.append(float(values.min()) if w < 0 else -np.inf)
+            high.append(float(values.max()) if w > 0 else np.inf)
+        if coef[0] != 0:
+            low[0], high[0] = -np.inf, np.inf
+        head = Head(inputs, coef, self.intercept, self.reading, (low, high), label=label)
+        return head.with_weight(SAID_AGAIN, -self.penalty) if self.penalty else head
 
 
 def fit_head(files: Sequence[HeadFile], reading: str, inputs: Sequence[str]) -> Fitted:

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from scorer.errors import InputError
+from scorer.heads import Head
+from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.judged import HeadFile
-from training.heads.estimators.linear import Linear
 from training.heads.learned.choice import CURRENT, below, current_setting, evaluate, head_scores
 from training.heads.learned.report import section
-from training.heads.learned.residual import RESIDUAL, base_section, current_from, fit_residual
+from training.heads.learned.residual import RESIDUAL, current_from, fit_residual
 from training.heads.learned.ridge import StateHead, fit
 from training.heads.learned.rows import StateFile
-from training.heads.said_again_bundle import with_weight
 
 __all__ = [
     "Decided",
@@ -102,7 +102,7 @@ class LearnedCandidates:
     fit_files: Sequence[HeadFile]
     layers: Sequence[int]
     poolings: Sequence[str]
-    heads: Mapping[str, Mapping]
+    heads: Mapping[str, Head]
     check: ScrambleCheck | None
     genres: Sequence[str]
     samples: int
@@ -126,11 +126,11 @@ class LearnedCandidates:
         mine = [f for f in self.files if f.name in names]
         if len(mine) < len(judged):  # folds of one file, or files read without their states
             return None
-        current_section = self.heads.get(unit) or self.heads["general"]
-        base = _residual_base(current_section) if self.fit_files else None
+        current = self.heads.get(unit) or self.heads["general"]
+        base = _residual_base(current) if self.fit_files else None
         fitted_on = [f for f in self.fit_files if f.name in names]
         at = (STATE_LAYER, STATE_POOLING)
-        made: dict[tuple, StateHead | Linear] = {}
+        made: dict[tuple, StateHead | Head] = {}
 
         def make(key):
             if key not in made:
@@ -152,7 +152,7 @@ class LearnedCandidates:
             judged,
             by_genre,
             (self.layers, self.poolings),
-            current_setting(current_section) if head is None else (head[0], list(head[1])),
+            current_setting(current) if head is None else (head[0], list(head[1])),
             samples=self.samples,
             seed=self.seed,
             # A genre head reads the states the general head chose (one extractor a bundle).
@@ -174,7 +174,7 @@ class LearnedCandidates:
         decision = {**result["how"], "decision": entry["decision"]}
         learned = make(chosen)
         held = entry["held_out"]
-        if isinstance(learned, Linear):
+        if isinstance(learned, Head):
             found.section = residual_section(
                 learned, chosen, base, fitted_on, decision, self.command, unit, held
             )
@@ -182,7 +182,8 @@ class LearnedCandidates:
             found.section = section(learned, mine, decision, self.command, genre=unit, held=held)
         weight = self.check.said_again_weight(head_scores(learned)) if self.check else 0.0
         if weight:  # as it was checked: with its weight on what is said again
-            found.section = with_weight(found.section, weight)
+            carried = Head.from_section(found.section).with_weight(SAID_AGAIN, -weight)
+            found.section = carried.to_section()
         return found
 
 
@@ -196,11 +197,11 @@ def read_learned(
     again on the whole texts."""
     from features.neural_lm import POOLINGS, STATE_LAYER, STATE_POOLING, load_neural
     from features.rows import default_cache_dir
-    from scorer.calibration import card_heads
     from scorer.evidence.benchmark_run import judgement_files
     from scorer.evidence.genres import GENRES as GENRE_OF
     from scorer.evidence.genres import genres_of
-    from training.heads.data.files import READINGS, read_head_files
+    from scorer.heads import card_heads
+    from training.heads.data.files import READING_MODES, read_head_files
     from training.heads.learned.rows import state_files, state_files_from_rows
 
     paths = judgement_files(args.dev, args.files)
@@ -213,7 +214,7 @@ def read_learned(
         cut = argparse.Namespace(
             **{**vars(args), "max_outputs": args.residual_outputs, "max_words": args.residual_words}
         )
-        fit_files = read_head_files(scorer, cut, READINGS, heads=True)
+        fit_files = read_head_files(scorer, cut, READING_MODES, heads=True)
     if args.train_outputs:
         layers, poolings = scorer.resources.get("neural", load_neural).layers, POOLINGS
         files = state_files(
@@ -244,7 +245,7 @@ def read_learned(
         fit_files,
         layers,
         poolings,
-        card_heads(scorer.card),
+        {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()},
         None,
         args.genres,
         args.samples,
@@ -255,27 +256,24 @@ def read_learned(
     return learned, judged
 
 
-def _residual_base(section: Mapping) -> Linear | None:
+def _residual_base(head: Head) -> Head | None:
     """The head the residual variant starts from: the current head where it is linear over the
     GLEU stage's columns, the head a residual head started from; None for a ridge on the states
     alone (a ridge on the states added to one is another alpha of the same ridge)."""
-    states = section.get("states")
-    if states is None:
-        return Linear.from_section(CURRENT, section)
-    if states.get("variant") == RESIDUAL:
-        return current_from(section)
+    if head.states is None:
+        return replace(head, label=CURRENT)
+    if head.states.get("variant") == RESIDUAL:
+        return current_from(head)
     return None
 
 
-def residual_section(
-    head: Linear, chosen, base: Linear, files, decision, command, genre, held
-) -> dict:
+def residual_section(head: Head, chosen, base: Head, files, decision, command, genre, held) -> dict:
     layer, pooling, variant, alpha = chosen
-    return head.section(
+    return head.to_section(
         genre,
         target="the human score, z-normalised within each dataset",
         regressor=(
-            f"the current head ({base.weights()}) plus a ridge (alpha {alpha:g} per 1,000 "
+            f"the current head ({base.weights_text()}) plus a ridge (alpha {alpha:g} per 1,000 "
             f"weighted rows) on SmolLM2's standardised layer-{layer} states, {pooling}-pooled, "
             "fitted to what it leaves"
         ),
@@ -284,7 +282,7 @@ def residual_section(
             "pooling": pooling,
             "alpha": alpha,
             "variant": variant,
-            "base": base_section(base),
+            "base": base.base_entry(),
         },
         held_out=held,
         selection=dict(decision),

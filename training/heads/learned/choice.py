@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from scorer.heads import Head
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile
 from training.heads.data.said_again import KINDS as SAID_AGAIN_KINDS
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.select import held_out
 from training.heads.learned.residual import RESIDUAL, held_out_residual
 from training.heads.learned.ridge import VARIANTS, StateHead, choose, held_out_predictions
@@ -38,13 +38,13 @@ LABELS = {
 }
 
 
-def head_scores(head: StateHead | Linear) -> Callable:
+def head_scores(head: StateHead | Head) -> Callable:
     """The scores of `head` from a check's columns ({reading: {input: one value a text}}): a
     ridge on the states reads the states extractor's layer and pooling, read whole."""
     from features.neural_states import STATE_NAMES
 
     def scores(cols):
-        if isinstance(head, Linear):
+        if isinstance(head, Head):
             return head.predict(cols)
         whole = cols["whole"]
         states = np.column_stack([whole[f"neural_states.v1/{n}"] for n in STATE_NAMES])
@@ -53,7 +53,7 @@ def head_scores(head: StateHead | Linear) -> Callable:
     return scores
 
 
-def below(head: StateHead | Linear, check) -> dict[str, float]:
+def below(head: StateHead | Head, check) -> dict[str, float]:
     """{"shuffles": the share of real sentences `head` scores above their shuffles, and each kind
     of run and loop the check holds: the share above theirs, a tie one half; each kind of
     said-again version: the share at or below the text, at the head's weight on what is said
@@ -62,18 +62,13 @@ def below(head: StateHead | Linear, check) -> dict[str, float]:
     return check.shares(head_scores(head))
 
 
-def current_setting(section: Mapping) -> tuple[str, list]:
+def current_setting(head: Head) -> tuple[str, list]:
     """(reading, inputs) of a card head, refitted held out to judge against; a learned head
     ("states", its layer, pooling, variant and alpha): its own held-out predictions."""
-    if "states" in section:
-        s = section["states"]
+    if head.states is not None:
+        s = head.states
         return "states", [s["layer"], s["pooling"], s["variant"], float(s["alpha"])]
-    return section["aggregate"], _inputs(section)
-
-
-def _inputs(section: Mapping) -> list[str]:
-    """A card head's inputs with a weight (the GLEU score is every head's first, often 0)."""
-    return [c for c, w in zip(section["inputs"], section["linear"]["coef"], strict=True) if w]
+    return head.reading, head.read()
 
 
 def _row(label, preds, files, by_genre, view, others: Mapping[str, Judgement], n_samples, seed):

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from training.heads.data.files import READINGS
+from training.heads.data.files import READING_MODES
 from training.heads.learned.candidates import add_learned_options, read_learned
 from training.heads.learned.report import write_heads
 from training.heads.report.tables import per_file_markdown, table_markdown
@@ -82,10 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m training.heads.learned " + shlex.join(
         list(argv) if argv is not None else sys.argv[1:]
     )
-    learned, judged = read_learned(scorer, args, READINGS, command)
+    learned, judged = read_learned(scorer, args, READING_MODES, command)
     if args.states_only:
         return 0
-    learned.check = read_scrambles(scorer, args, READINGS)
+    learned.check = read_scrambles(scorer, args, READING_MODES)
     units = ["general", *[g for g in dict.fromkeys(genres.values()) if g in args.genres]]
     sections, entries, grids, judged_units = {}, {}, {}, {}
     for unit in units:

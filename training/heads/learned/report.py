@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scorer.calibration import card_heads
+from scorer.heads import Head, card_heads
 
 __all__ = ["add_states_family", "section", "write_heads"]
 
@@ -25,18 +25,14 @@ def section(
     genre: str = "general",
     held: str = "one genre out, over every genre",
 ) -> dict:
-    """A head's card section (`scorer.calibration.load_head_section`): a linear head
-    read whole, over the GLEU score (weight 0), the state columns and the summed
-    log-probability; no clip (each input's range is the model's own)."""
+    """A head's card section (`scorer.heads.Head.to_section`): a linear head read whole, over
+    the GLEU score (weight 0), the state columns and the summed log-probability; no clip (each
+    input's range is the model's own)."""
     from features.neural_states import STATE_NAMES
 
     inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
     coef = [0.0, *head.coef.tolist(), head.logprob_coef]
-    return {
-        "genre": genre,
-        "aggregate": "whole",
-        "inputs": inputs,
-        "linear": {"coef": coef, "intercept": head.intercept},
+    about = {
         "target": "the human score, z-normalised within each dataset",
         "regressor": (
             f"ridge (alpha {head.alpha:g} per 1,000 weighted rows) on SmolLM2's standardised "
@@ -54,6 +50,7 @@ def section(
         "files": {f.name: len(f.human) for f in files},
         "command": command,
     }
+    return Head(inputs, coef, head.intercept, "whole", None, about).to_section(genre)
 
 
 def add_states_family(folder: Path) -> dict:

@@ -15,14 +15,15 @@ head), the current head's inputs refitted without the unit too (`base_head`), ev
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
+from scorer.heads import Head
 from training.heads.data.judged import HeadFile
 from training.heads.estimators.fitted import with_base
 from training.heads.estimators.kinds import held_out
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.residual_ridge import (
     ALPHAS,
     ResidualRidge,
@@ -32,19 +33,26 @@ from training.heads.estimators.residual_ridge import (
 )
 from training.heads.estimators.select import LinearKind
 
-__all__ = ["RESIDUAL", "ResidualKind", "base_head", "fit_residual", "held_out_residual"]
+__all__ = [
+    "RESIDUAL",
+    "ResidualKind",
+    "base_head",
+    "current_from",
+    "fit_residual",
+    "held_out_residual",
+]
 
 RESIDUAL = "residual on the current head"
 
 
-def base_head(files: Sequence[HeadFile], current: Linear) -> Linear:
+def base_head(files: Sequence[HeadFile], current: Head) -> Head:
     """`current`'s inputs refitted on `files`, as `training.heads.estimators.select.held_out` refits
     a head it judges: one input is its sign on them, more a non-negative ridge."""
     kind = LinearKind(current.reading, current.inputs).fit(files)
     if kind.head_ is None:
-        return Linear(current.label, "head", current.reading, current.inputs, [kind.sign_], 0.0)
+        return Head(current.inputs, [kind.sign_], 0.0, current.reading, label=current.label)
     head = kind.head_
-    return Linear(current.label, "head", current.reading, current.inputs, head.coef, head.intercept)
+    return Head(current.inputs, head.coef, head.intercept, current.reading, label=current.label)
 
 
 class ResidualKind:
@@ -52,7 +60,7 @@ class ResidualKind:
     fit files (`base_head`), on the ratings' scale, plus a ridge on the state `columns` fitted to
     what it leaves, every alpha from one fit; predicts one column an alpha."""
 
-    def __init__(self, current: Linear, columns: Sequence[str], alphas: Sequence[float] = ALPHAS):
+    def __init__(self, current: Head, columns: Sequence[str], alphas: Sequence[float] = ALPHAS):
         self.current, self.columns, self.alphas = current, tuple(columns), alphas
 
     def fit(self, files: Sequence[HeadFile]) -> ResidualKind:
@@ -70,7 +78,7 @@ def held_out_residual(
     fit_files: Sequence[HeadFile],
     judged: Sequence[HeadFile],
     by_genre: bool,
-    current: Linear,
+    current: Head,
     at: tuple[int, str],
     alphas: Sequence[float] = ALPHAS,
 ) -> dict[tuple, dict[str, np.ndarray]]:
@@ -88,7 +96,7 @@ def held_out_residual(
     }
 
 
-def fit_residual(fit_files: Sequence[HeadFile], current: Linear, alpha: float) -> Linear:
+def fit_residual(fit_files: Sequence[HeadFile], current: Head, alpha: float) -> Head:
     """The variant fitted on every file at `alpha`: one linear head over the current head's
     inputs (its weights times the fitted slope) and the state columns."""
     columns = state_columns(fit_files[0], current.reading)
@@ -96,25 +104,6 @@ def fit_residual(fit_files: Sequence[HeadFile], current: Linear, alpha: float) -
     return ridge.fit(with_base(fit_files, current), folds=0, seed=0)
 
 
-def base_section(current: Linear) -> dict:
-    """The current head as the residual head's card records it, to be refitted held out the
-    same way when the head is judged again (`current_from`)."""
-    return {
-        "reading": current.reading,
-        "inputs": list(current.inputs),
-        "coef": [float(c) for c in current.coef],
-        "intercept": float(current.intercept),
-    }
-
-
-def current_from(section: Mapping) -> Linear:
-    """The head a residual head's card section started from (`base_section`)."""
-    base = section["states"]["base"]
-    return Linear(
-        "current head",
-        "head",
-        base["reading"],
-        tuple(base["inputs"]),
-        base["coef"],
-        base["intercept"],
-    )
+def current_from(head: Head) -> Head:
+    """The head a residual head (`head`, read from its card) started from (`Head.base`)."""
+    return replace(head.base, label="current head")

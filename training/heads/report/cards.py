@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scorer.calibration import card_heads
+from scorer.heads import Head, card_heads
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.report.tables import cell, lead_rows, table_markdown
 
@@ -40,7 +40,7 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
         out.append("")
         head = heads.get(name) if r["decision"].startswith("shipped") else None
         if head:
-            weights = _weights_text(head)
+            weights = _weights_text(Head.from_section(head))
             scrambles = r.get("scrambles")
             checked = (
                 f"; scores real sentences above their shuffles for {scrambles:.1%} of 200"
@@ -66,13 +66,13 @@ def heads_markdown(card: Mapping, report: Mapping | None = None) -> list[str]:
     return out
 
 
-def _weights_text(head: Mapping) -> str:
+def _weights_text(head: Head) -> str:
     """A head's non-zero weights, the columns of each of `scorer.contributions.GROUPS` (the
     576 state columns of the learned head) counted as one."""
     from scorer.contributions import group_of
 
     parts, groups = [], {}
-    for c, w in zip(head["inputs"], head["linear"]["coef"], strict=True):
+    for c, w in zip(head.inputs, head.coef.tolist(), strict=True):
         label = group_of(c)
         if label is not None and w:
             groups[label] = groups.get(label, 0) + 1
@@ -103,8 +103,8 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
     written from the heads (`scorer.summary`). An entry of `report` read from a lean card
     (its `head` without its `table`) keeps the table the bundle's report holds for it."""
     from scorer.bundle import CARD_FILE
-    from scorer.calibration import GENERAL
     from scorer.head_weights import is_lean, join_weights, write_weights
+    from scorer.heads import GENERAL
     from scorer.heads_report import read_heads_report, write_heads_report
     from scorer.summary import summarize
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from features.errors import InputError
-from scorer.calibration import TEXT_READINGS
 from scorer.contributions import group_of
+from scorer.readings import TEXT_READINGS
 from training.heads.data.checks import ScrambleCheck
-from training.heads.data.files import READINGS
+from training.heads.data.files import READING_MODES
 from training.heads.data.judged import FOLDS, HeadFile, input_folds
 from training.heads.estimators.select import Fitted, fit_head, select_head
 from training.heads.metrics.figures import judge
@@ -98,7 +98,7 @@ def hold_out(
 
 def choose(
     files: Sequence[HeadFile],
-    readings: Sequence[str] = READINGS,
+    readings: Sequence[str] = READING_MODES,
     *,
     folds: int = FOLDS,
     by_genre: bool = False,

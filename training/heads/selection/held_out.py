@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from features.errors import InputError
-from scorer.calibration import GLEU_INPUT
+from scorer.heads import GLEU_INPUT
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import FOLDS, HeadFile, fold_rows, subset
 from training.heads.selection.choose import Choice, choose

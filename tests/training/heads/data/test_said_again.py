@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scorer.calibration import SAID_AGAIN
+from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.said_again import KINDS, MAX_PENALTY, SaidAgain, versions
 from training.heads.estimators.select import Fitted, LinearKind
@@ -123,7 +123,7 @@ def test_versions_say_the_paragraph_and_its_sentences_again():
 def test_without_a_general_head_the_gleu_stage_serves_with_the_weight_it_needs():
     """No general head ships: the GLEU score alone, read by sentence as the stage serves it,
     carries the weight on what is said again its check needs, and the report says so."""
-    from scorer.calibration import GLEU_INPUT
+    from scorer.heads import GLEU_INPUT
     from training.heads.data.judged import HeadFile
     from training.heads.tier import gleu_alone
 

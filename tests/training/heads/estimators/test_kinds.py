@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scorer.heads import Head
 from training.heads.data.judged import HeadFile
 from training.heads.estimators.kinds import held_out, units
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.select import LinearKind, fit_head
 from training.heads.estimators.select import held_out as linear_held_out
 from training.heads.learned.residual import ResidualKind, base_head, held_out_residual
@@ -102,7 +102,7 @@ def test_a_state_ridge_kind_gives_one_column_a_setting_in_the_order_of_its_keys(
 
 def test_a_residual_kind_refits_the_head_it_starts_from_on_the_fit_files():
     files = _head_files(2)
-    current = Linear("current", "head", "whole", ("gleu",), [0.5], 0.0)
+    current = Head(("gleu",), [0.5], 0.0, "whole", label="current")
     columns = tuple(c for c in files[0].columns["whole"] if c.startswith("neural_states"))
     kind = ResidualKind(current, columns, alphas=(1.0, 1e9)).fit(files[1:])
     assert np.array_equal(kind.base_.coef, base_head(files[1:], current).coef)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scorer.heads import Head
 from training.calibration.start import calibrate_from
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile
 from training.heads.estimators.fitted import BASE, with_base
-from training.heads.estimators.linear import Linear
 from training.heads.estimators.residual_ridge import (
     ResidualRidge,
     choose_alpha,
@@ -22,7 +22,7 @@ from training.heads.estimators.residual_ridge import (
 
 N_STATES = 24
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
-SHIPPED = Linear("head mine", "head", "whole", ("gleu",), [0.4], 0.1)
+SHIPPED = Head(("gleu",), [0.4], 0.1, "whole", label="head mine")
 
 
 def _rated(kind: str, seed: int = 3, n_groups: int = 40, per: int = 5) -> HeadFile:
@@ -100,13 +100,13 @@ def test_the_ridge_on_the_states_is_taken_only_where_the_ratings_follow_them(kin
     theirs = np.corrcoef(SHIPPED.predict(held.columns), held.human)[0, 1]
     assert mine > theirs + 0.1
     # Written as a card holds it, it scores as fitted.
-    again = Linear.from_section("again", head.section("mine"))
+    again = Head.from_section(head.to_section("mine"), label="again")
     assert np.allclose(again.predict(held.columns), head.predict(held.columns))
 
 
 def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
-    learned = Linear(
-        "head learned", "head", "whole", ("gleu", *STATES[:3]), [0.3, 0.2, -0.1, 0.05], 0.0
+    learned = Head(
+        ("gleu", *STATES[:3]), [0.3, 0.2, -0.1, 0.05], 0.0, "whole", label="head learned"
     )
     files = with_base([_rated("states")], learned)
     ridge = ResidualRidge("whole", learned, STATES)
@@ -118,7 +118,7 @@ def test_states_the_head_in_hand_reads_already_take_the_sum_of_both_weights():
     X = np.column_stack([cols[c] for c in STATES])
     expected = fit.slope * cols[BASE] + X @ fit.coef[0] + fit.intercept[0]
     assert np.allclose(head.predict(files[0].columns), expected)
-    clipped = Linear("head clipped", "head", "whole", (STATES[0],), [1.0], 0.0, [-1.0], [1.0])
+    clipped = Head((STATES[0],), [1.0], 0.0, "whole", ([-1.0], [1.0]), label="head clipped")
     with pytest.raises(ValueError, match=r"clips neural_states\.v1/h000"):
         ResidualRidge("whole", clipped, STATES).fit(with_base([_rated("states")], clipped), 5, 1)
 
@@ -127,9 +127,9 @@ def test_a_learned_head_is_refitted_without_a_file_as_a_ridge_on_its_states():
     from training.calibration.shipped_held_out import held_out_heads
 
     files = [HeadFile(f"d{k}", "mine", *_parts(_rated("states", seed=k))) for k in (1, 2, 3)]
-    shipped = Linear("x", "head", "whole", ("gleu", *STATES), np.r_[0.0, np.ones(N_STATES)], 0.0)
+    shipped = Head(("gleu", *STATES), np.r_[0.0, np.ones(N_STATES)], 0.0, "whole", label="x")
     states = {"layer": 20, "pooling": "mean", "variant": "states", "alpha": 100.0}
-    sec = shipped.section("learned", files={f.name: len(f.human) for f in files}, states=states)
+    sec = shipped.to_section("learned", files={f.name: len(f.human) for f in files}, states=states)
     heads = held_out_heads({"heads": {"learned": sec}}, files, "d1")
     head = heads["learned"]
     assert head.label == "head learned, without d1" and head.inputs == STATES
@@ -182,13 +182,13 @@ def test_a_head_with_a_ridge_on_the_states_is_written_into_the_neural_bundle_and
     columns = text_columns(neural, texts, ["whole"], heads=True)
     columns.pop("length")
     f = HeadFile("mine", "mine", np.array(human), groups, columns)
-    start = Linear.from_section("head data-to-text", neural.card["heads"]["data-to-text"])
+    start = Head.from_section(neural.card["heads"]["data-to-text"], label="head data-to-text")
     states = state_columns(f, "whole")
     assert len(states) == 576 and set(states) <= set(start.inputs)
     head = ResidualRidge("whole", start, states).fit(with_base([f], start), folds=5, seed=1)
     decision = {"ship": True, "decision": f"shipped: {head.label}"}
     out = write_bundle(
-        MODELS_DIR / "neural", tmp_path / "mine", "mine", head.section("mine"), decision
+        MODELS_DIR / "neural", tmp_path / "mine", "mine", head.to_section("mine"), decision
     )
     served = load_scorer(out, models_dir=tmp_path)
     assert served.score(texts, genre="mine") == pytest.approx(head.predict(columns), abs=1e-6)

@@ -25,7 +25,7 @@ def _selected_head(X, y, w, signs, alpha):  # training.heads.estimators.select.f
     return coef, float(model.intercept_ - coef @ mean)
 
 
-def _scaled_ridges(X, y, w, strengths, *, by_row):  # state_ridge.fit_all, residual_ridge._fit
+def _scaled_ridges(X, y, w, strengths, *, by_row):  # learned.ridge.fit_all, residual_ridge._fit
     with np.errstate(invalid="ignore"):
         scaler = StandardScaler().fit(X, sample_weight=w)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
@@ -76,7 +76,7 @@ def test_the_learned_ridges_are_the_old_ones_to_the_bit_the_residual_ones_to_1e_
     np.testing.assert_allclose(intercept, old_intercept, rtol=1e-12, atol=1e-12)
 
 
-def _learned_rule(alphas, per_alpha, top):  # state_ridge.choose, from the per-file criteria
+def _learned_rule(alphas, per_alpha, top):  # learned.ridge.choose, from the per-file criteria
     within = []
     for alpha, mine in zip(alphas, per_alpha, strict=True):
         diffs = np.array([m - t for m, t in zip(mine, top, strict=True)])

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scorer.heads import Head
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile
-from training.heads.estimators.linear import Linear
 from training.heads.learned.residual import (
     RESIDUAL,
     base_head,
@@ -22,7 +22,7 @@ from training.heads.metrics.figures import judge
 
 N_STATES = 16
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
-CURRENT = Linear("current", "head", "weighted", ("gleu",), [0.35], -0.1)
+CURRENT = Head(("gleu",), [0.35], -0.1, "weighted", label="current")
 AT = (20, "mean")
 ALPHAS = (1.0, 1e9)
 
@@ -94,7 +94,7 @@ def test_the_current_heads_inputs_are_refitted_without_the_unit_as_every_head_ju
     files = _files(states_weight=0.0)
     one = base_head(files, CURRENT)
     assert one.inputs == ("gleu",) and one.coef.tolist() == [1.0] and one.intercept == 0.0
-    two = Linear("c", "head", "weighted", ("gleu", STATES[0]), [0.3, 0.1], 0.0)
+    two = Head(("gleu", STATES[0]), [0.3, 0.1], 0.0, "weighted", label="c")
     refit = base_head(files, two)
     assert refit.inputs == two.inputs and refit.coef[0] > 0
 
@@ -108,7 +108,7 @@ def test_the_fitted_head_is_one_linear_head_whose_weights_add_and_whose_base_is_
     X = np.column_stack([held.columns["weighted"][c] for c in head.inputs])
     assert np.allclose(head.predict(held.columns), X @ head.coef + head.intercept)
     assert np.corrcoef(head.predict(held.columns), held.human)[0, 1] > 0.8
-    section = head.section(
+    section = head.to_section(
         "general",
         states={
             "base": {"reading": "weighted", "inputs": ["gleu"], "coef": [0.35], "intercept": -0.1}
@@ -126,7 +126,7 @@ def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curv
     head = fit_residual(files, CURRENT, 1.0)
     states = {"layer": 20, "pooling": "mean", "alpha": 1.0, "variant": RESIDUAL}
     states["base"] = base_section(CURRENT)
-    sec = head.section("general", states=states, files={f.name: len(f.human) for f in files})
+    sec = head.to_section("general", states=states, files={f.name: len(f.human) for f in files})
     out = held_out_heads({"heads": {"general": sec}}, files, "a0")["general"]
     again = fit_residual([f for f in files if f.name != "a0"], CURRENT, 1.0)
     assert out.inputs == again.inputs and np.allclose(out.coef, again.coef)
@@ -169,7 +169,7 @@ def test_a_residual_general_head_is_written_served_and_explained_in_its_two_part
     shutil.copytree(MODELS_DIR / "neural", tmp_path / "neural")
     neural = load_scorer(tmp_path / "neural", models_dir=tmp_path)
     section = neural.card["heads"]["general"]
-    current = Linear.from_section("current", section)
+    current = Head.from_section(section, label="current")
     columns = text_columns(neural, texts, [current.reading], heads=True)
     columns.pop("length")
     f = HeadFile("mine", "mine", np.array(human), groups, columns)
