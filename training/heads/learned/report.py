@@ -30,7 +30,8 @@ def section(
     input's range is the model's own)."""
     from features.neural_states import STATE_NAMES
 
-    inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES], LOGPROB]
+    # The state columns the ridge weighs, in the extractor's order (all of them but in a test).
+    inputs = ["gleu", *[f"{STATES}/{n}" for n in STATE_NAMES[: len(head.coef)]], LOGPROB]
     coef = [0.0, *head.coef.tolist(), head.logprob_coef]
     about = {
         "target": "the human score, z-normalised within each dataset",

@@ -114,18 +114,17 @@ def test_the_fitted_head_is_one_linear_head_whose_weights_add_and_whose_base_is_
             "base": {"reading": "weighted", "inputs": ["gleu"], "coef": [0.35], "intercept": -0.1}
         },
     )
-    start = current_from(section)
+    start = current_from(Head.from_section(section))
     assert start.inputs == ("gleu",) and start.coef.tolist() == [0.35]
 
 
 def test_a_shipped_residual_head_is_refitted_without_a_file_as_the_learning_curve_asks():
     from training.calibration.shipped_held_out import held_out_heads
-    from training.heads.learned.residual import base_section
 
     files = _files(states_weight=0.8)
     head = fit_residual(files, CURRENT, 1.0)
     states = {"layer": 20, "pooling": "mean", "alpha": 1.0, "variant": RESIDUAL}
-    states["base"] = base_section(CURRENT)
+    states["base"] = CURRENT.base_entry()
     sec = head.to_section("general", states=states, files={f.name: len(f.human) for f in files})
     out = held_out_heads({"heads": {"general": sec}}, files, "a0")["general"]
     again = fit_residual([f for f in files if f.name != "a0"], CURRENT, 1.0)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from scorer.heads import Head
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile
 from training.heads.learned.candidates import LearnedCandidates
@@ -20,11 +21,7 @@ from training.heads.selection.choose import choose
 from training.heads.tier import choose_genre_heads
 
 LAYERS, POOLINGS = (20,), ("mean",)  # the states extractor's layer and pooling
-CURRENT = {
-    "aggregate": "whole",
-    "inputs": ["gleu", "x"],
-    "linear": {"coef": [0.5, 0.1], "intercept": 0.0},
-}
+CURRENT = Head(("gleu", "x"), [0.5, 0.1], 0.0, "whole", None, label="head general")
 
 
 def _files(n_files: int = 6, n: int = 120, seed: int = 0):
