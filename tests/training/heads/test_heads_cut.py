@@ -4,7 +4,8 @@
 The expectations were written by `write_expected()` below at commit e3cb614, the last commit
 before the split, with the default model and the row cache of `features.rows`:
 
-    .venv/bin/python -c "from tests.training.heads.test_heads_cut import write_expected; write_expected()"
+    .venv/bin/python -c \
+        "from tests.training.heads.test_heads_cut import write_expected; write_expected()"
 
 Run again after a change that is meant to change a choice, and say so in the commit.
 """
