@@ -77,13 +77,7 @@ def load_calibration(folder: str | Path, card: Mapping[str, Any]) -> Head | None
     return load_head(folder, card)
 
 
-def load_head_section(
-    folder: str | Path,
-    card: Mapping[str, Any],
-    section: Mapping[str, Any],
-    *,
-    what: str = "general head",
-) -> Head:
-    """Deprecated: `scorer.heads.read_head`."""
+def load_head_section(folder: str | Path, card: Mapping[str, Any], section, **what: str) -> Head:
+    """Deprecated: `scorer.heads.read_head` (`what=` names the head in errors)."""
     warnings.warn(f"{MOVED} (read_head)", DeprecationWarning, stacklevel=2)
-    return read_head(folder, card, section, what=what)
+    return read_head(folder, card, section, **what)

@@ -26,10 +26,29 @@ The names below are what other packages (`training.calibration`) use; they impor
 from here.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+from training.heads.data.checks import ScrambleCheck
+from training.heads.data.files import (
+    MINUS_LENGTH,
+    READING_MODES,
+    add_rows_options,
+    read_head_files,
+    read_scrambles,
+    text_columns,
+)
+from training.heads.data.judged import FOLDS, HeadFile, subset
+from training.heads.estimators.fitted import Plan, cross_validated, on_their_scale, with_base
+from training.heads.estimators.refit import refit
+from training.heads.estimators.residual_ridge import (
+    FEATURES,
+    RESIDUAL_RIDGE,
+    STATES,
+    ResidualRidge,
+    state_columns,
+)
+from training.heads.metrics.draws import criteria, judgements, rhos
+from training.heads.metrics.figures import group_taus, members
+from training.heads.report.cards import write_card
+from training.heads.selection.ship_rule import Candidate
 
 __all__ = [
     "FEATURES",
@@ -60,72 +79,3 @@ __all__ = [
     "with_base",
     "write_card",
 ]
-
-# Each name's module, imported on first use: `python -m training.heads.learned` or `fluency
-# benchmark --protocol lodo` load only what they run.
-_WHERE = {
-    "FEATURES": "training.heads.estimators.residual_ridge",
-    "FOLDS": "training.heads.data.judged",
-    "MINUS_LENGTH": "training.heads.data.files",
-    "READING_MODES": "training.heads.data.files",
-    "RESIDUAL_RIDGE": "training.heads.estimators.residual_ridge",
-    "STATES": "training.heads.estimators.residual_ridge",
-    "Candidate": "training.heads.selection.ship_rule",
-    "HeadFile": "training.heads.data.judged",
-    "Plan": "training.heads.estimators.fitted",
-    "ResidualRidge": "training.heads.estimators.residual_ridge",
-    "ScrambleCheck": "training.heads.data.checks",
-    "add_rows_options": "training.heads.data.files",
-    "criteria": "training.heads.metrics.draws",
-    "cross_validated": "training.heads.estimators.fitted",
-    "group_taus": "training.heads.metrics.figures",
-    "judgements": "training.heads.metrics.draws",
-    "members": "training.heads.metrics.figures",
-    "on_their_scale": "training.heads.estimators.fitted",
-    "read_head_files": "training.heads.data.files",
-    "read_scrambles": "training.heads.data.files",
-    "refit": "training.heads.estimators.refit",
-    "rhos": "training.heads.metrics.draws",
-    "state_columns": "training.heads.estimators.residual_ridge",
-    "subset": "training.heads.data.judged",
-    "text_columns": "training.heads.data.files",
-    "with_base": "training.heads.estimators.fitted",
-    "write_card": "training.heads.report.cards",
-}
-
-if TYPE_CHECKING:  # pragma: no cover
-    from training.heads.data.checks import ScrambleCheck
-    from training.heads.data.files import (
-        MINUS_LENGTH,
-        READING_MODES,
-        add_rows_options,
-        read_head_files,
-        read_scrambles,
-        text_columns,
-    )
-    from training.heads.data.judged import FOLDS, HeadFile, subset
-    from training.heads.estimators.fitted import Plan, cross_validated, on_their_scale, with_base
-    from training.heads.estimators.refit import refit
-    from training.heads.estimators.residual_ridge import (
-        FEATURES,
-        RESIDUAL_RIDGE,
-        STATES,
-        ResidualRidge,
-        state_columns,
-    )
-    from training.heads.metrics.draws import criteria, judgements, rhos
-    from training.heads.metrics.figures import group_taus, members
-    from training.heads.report.cards import write_card
-    from training.heads.selection.ship_rule import Candidate
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'training.heads' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)

@@ -22,7 +22,8 @@ from training.heads.metrics.figures import judge
 
 N_STATES = 16
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
-CURRENT = Head(("gleu",), [0.35], -0.1, "weighted", label="current")
+# The head in hand: the GLEU score, read weighted, its weight and intercept.
+CURRENT = Head(inputs=("gleu",), coef=[0.35], intercept=-0.1, reading="weighted", label="current")
 AT = (20, "mean")
 ALPHAS = (1.0, 1e9)
 
