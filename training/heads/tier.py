@@ -5,12 +5,11 @@ chosen on held-out datasets, and written into the tier's card.
   weighing the same); a genre of one dataset cannot be judged so and gets no head.
 - The general head is judged by leaving one whole genre out, over every genre, datasets
   weighing the same within a genre and genres the same in the means.
-- Candidates (`training.heads.estimators.select`): every reading of a text of several sentences
-asked for
-  (`whole`, `weighted`, `sum`) and, under each, the GLEU score, every feature column and the
-  n-gram LM's summed log-probability; a head starts from its best single input and adds one
-  only where the held-out mean rises with an interval above zero; weights keep each input's
-  own sign.
+- Candidates (`training.heads.estimators.select`): every reading of a text of several
+  sentences asked for (`whole`, `weighted`, `sum`) and, under each, the GLEU score, every
+  feature column and the n-gram LM's summed log-probability; a head starts from its best
+  single input and adds one only where the held-out mean rises with an interval above zero;
+  weights keep each input's own sign.
 - Every head scores real sentences above their shuffles (`--scrambles`: held-out Reuters
   sentences, `--floor` of the pairs): what people rate is system output, rarely word salad, and
   an input such as the share of repeated bigrams agrees with them and reads salad as fluent.

@@ -1,8 +1,9 @@
 """The choice of heads on a small cut of four development files gives the tables it gave before
-`training.heads` was split into evidence, rule and writing (`tests/data/heads_cut.json`).
+`training.heads` was set out by role (`tests/data/heads_cut.json`): `python -m training.heads`,
+the selection on folds of one file and the learning curve, its shipped heads refitted.
 
-The expectations were written by `write_expected()` below at commit e3cb614, the last commit
-before the split, with the default model and the row cache of `features.rows`:
+The expectations were written by `write_expected()` below at commit d67526b (0.17.0), the last
+commit before the rooms, with the default model and the row cache of `features.rows`:
 
     .venv/bin/python -c \
         "from tests.training.heads.test_heads_cut import write_expected; write_expected()"

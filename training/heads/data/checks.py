@@ -1,7 +1,7 @@
 """The checks every head passes whatever people rated (`ScrambleCheck`): real sentences above a
 shuffle of each, above runs and loops of them, and text said again at or below the text said
-once (`training.heads.data.said_again`). Human-rated system output is rarely word salad, so
-held-out agreement alone could choose a head that fails them."""
+once (`training.heads.data.said_again`). A head checked here is a selected head before it is
+capped (`training.heads.estimators.select.Fitted`: its `scores`, `reading` and `penalty`)."""
 
 from __future__ import annotations
 
