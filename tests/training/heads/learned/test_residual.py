@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from scorer.heads import Head
-from training.heads.data.files import MINUS_LENGTH
-from training.heads.data.judged import HeadFile
+from training.heads import MINUS_LENGTH, HeadFile
 from training.heads.learned.residual import (
     RESIDUAL,
     base_head,
@@ -20,12 +19,12 @@ from training.heads.learned.residual import (
 )
 from training.heads.metrics.figures import judge
 
+AT = (20, "mean")  # the states extractor's layer and pooling
+ALPHAS = (1.0, 1e9)
 N_STATES = 16
 STATES = tuple(f"neural_states.v1/h{k:03d}" for k in range(N_STATES))
 # The head in hand: the GLEU score, read weighted, its weight and intercept.
 CURRENT = Head(inputs=("gleu",), coef=[0.35], intercept=-0.1, reading="weighted", label="current")
-AT = (20, "mean")
-ALPHAS = (1.0, 1e9)
 
 
 def _file(name: str, genre: str, seed: int, states_weight: float) -> HeadFile:
