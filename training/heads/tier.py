@@ -25,8 +25,7 @@ With `--learned` (the neural tier), the learned heads on SmolLM2's states are de
 linear candidates of each head (`training.heads.state_candidates`, with the options `python -m
 training.heads.learned` takes): chosen among themselves held out, then against the head the
 linear candidates give, through the same rule; one decision a head, the other kind's kept beside
-it in the report (`also_tried`). To judge on the cut the learned command judges on, give its
-defaults (`--max-outputs 300 --max-words 8000`; this command's are larger).
+it in the report (`also_tried`), judged as the learned command judges (the second line).
 
     python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
     python -m training.heads --model neural --learned --max-outputs 300 --max-words 8000
@@ -244,8 +243,8 @@ def against_general(
 ):
     """The one ship rule (`training.heads.ship_rule.ships`) on a genre's files for its own head
     (`preds`, one dataset out) against the general head (one genre out) as the head it would
-    replace. `general`: its held-out scores ({file: scores}), or its heads report entry (per
-    system, no draws kept: the point difference gates). The ruling, and both heads' figures."""
+    replace. `general`: its held-out scores ({file: scores}), or its heads report entry (no
+    draws kept: per system, the head's 95% interval against its point). Ruling and figures."""
     from training.heads.choose import figures
     from training.heads.figures import judge, reported_figures
     from training.heads.files import MINUS_LENGTH
@@ -258,8 +257,9 @@ def against_general(
     found: dict = {"head": figures({f.name: preds[f.name] for f in files}, files, False, view)}
     if "table" in general:
         theirs, systems = reported_figures(general, [f.name for f in files], list(view.draws))
-        ours = found["head"]["systems"]
-        gap = None if systems is None or ours is None else (ours - systems,) * 2
+        gap = None
+        if systems is not None and view.draws:  # its interval against their point
+            gap = tuple(a - systems for a in view.figures(preds).accuracy_95)
         found["general"] = {
             "rho": rounded(theirs.rho),
             "tau": rounded(theirs.tau),
