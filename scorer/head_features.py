@@ -19,6 +19,7 @@ import numpy as np
 from features.placeholders import fill_placeholders
 from features.rows import FeatureRows
 from features.segment import segment
+from scorer.readings import TEXT_READINGS, text_readings
 
 __all__ = ["head_feature_rows", "reads_head_features_only", "score_by_head_features"]
 
@@ -30,15 +31,16 @@ def _head_only(scorer) -> tuple[str, ...]:
 
 def reads_head_features_only(scorer, how: str) -> bool:
     """Whether `scorer`'s head, reading texts `how`, weighs nothing but columns of the
-    features only heads read: no GLEU score, no GLEU-stage feature, no reading, no clip."""
+    features only heads read and what the text says again (`TEXT_READINGS`, from the text
+    alone): no GLEU score, no GLEU-stage feature, no reading of parses, no clip."""
     head = scorer.head
     coef = getattr(head, "coef", None)
     if head is None or coef is None or how == "min" or head.clip is not None:
         return False
-    if head.needs_readings or head.derived or len(coef) != len(head.inputs):
+    if head.needs_parsed_readings or head.derived or len(coef) != len(head.inputs):
         return False
     only = set(_head_only(scorer))
-    read = [c for c, w in zip(head.inputs, coef, strict=True) if w != 0]
+    read = [c for c, w in zip(head.inputs, coef, strict=True) if w != 0 and c not in TEXT_READINGS]
     return bool(read) and all(c.partition("/")[0] in only for c in read)
 
 
@@ -65,5 +67,8 @@ def score_by_head_features(scorer, texts: Sequence[str], how: str) -> list[tuple
     rows = [fresh[t] if row is None else row for t, row in zip(seg.sentences, full, strict=True)]
     unread = [c for c, w in zip(head.inputs[1:], head.coef[1:], strict=True) if w == 0]
     text_rows = [{**dict.fromkeys(unread, 0.0), **row} for row in seg.aggregate_rows(rows, how)]
-    fluency = head.apply(np.zeros(len(texts)), text_rows)
+    readings = None
+    if head.needs_readings:  # what the text says again, from the text alone
+        readings = text_readings(filled, seg if how != "whole" else None)
+    fluency = head.apply(np.zeros(len(texts)), text_rows, readings)
     return [(float(f), len(i)) for f, i in zip(fluency, seg.index, strict=True)]

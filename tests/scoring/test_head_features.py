@@ -31,9 +31,10 @@ def test_only_the_general_head_reads_the_states_alone(bundle):
         g: reads_head_features_only(bundle.for_genre(g), bundle.for_genre(g).aggregate_for())
         for g in bundle.genres
     }
-    # general: a ridge on the states, its GLEU and log-probability weights 0; data-to-text
-    # reads the log-probability, acceptability and summaries the GLEU score, mt spaCy's.
-    assert found == {g: g == "general" for g in bundle.genres}
+    # general and summaries: a ridge on the states and a weight on what the text says again
+    # (read from the text alone), their GLEU and log-probability weights 0; data-to-text
+    # reads the log-probability, acceptability the GLEU score, mt spaCy's.
+    assert found == {g: g in ("general", "summaries") for g in bundle.genres}
     assert not reads_head_features_only(bundle, "min")  # "min" picks rows by the GLEU score
 
 
@@ -48,13 +49,21 @@ def test_the_states_alone_score_as_the_whole_bundle(bundle, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("ran the full pass or the parser")
 
+    said_again = [TEXTS[0] + " " + TEXTS[0], TEXTS[1] + " " + TEXTS[1] + " " + TEXTS[1]]
+    whole_again = bundle.score_texts(said_again, with_features=True)
+    by_genre = {
+        "summaries": bundle.score_texts(TEXTS + said_again, genre="summaries", with_features=True)
+    }
     monkeypatch.setattr(neural_lm, "_pass", refuse)
     monkeypatch.setattr(rows_module, "parse", refuse)
     alone = fresh.score_texts(TEXTS)
-    for a, b in zip(alone, whole, strict=True):
+    for a, b in zip(alone + fresh.score_texts(said_again), whole + whole_again, strict=True):
         assert a.score == pytest.approx(b.score, abs=1e-6)
         assert math.isnan(a.gleu) and not a.features
     assert alone[0].score > alone[2].score  # the scramble lower
+    summaries = fresh.score_texts(TEXTS + said_again, genre="summaries")
+    for a, b in zip(summaries, by_genre["summaries"], strict=True):
+        assert a.score == pytest.approx(b.score, abs=1e-6) and math.isnan(a.gleu)
 
 
 def test_other_heads_keep_the_whole_path(bundle):

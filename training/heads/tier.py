@@ -18,18 +18,15 @@ chosen on held-out datasets, and written into the tier's card.
   means becomes the head; a genre head that does not beat minus the length and the best single
   input on both means (or is not that input) is not shipped, and the card says why.
 
-The evidence, the rule and the writing live apart: `selection.choose.choose` holds the files
-out (one genre or one dataset out) and decides (`training.heads.selection.evidence`, then
-`training.heads.selection.ship_rule`, then `training.heads.report.tables`); cards and READMEs are
-written by `training.heads.report.cards`; judged files are read, and large ones cut, by
-`training.heads.data.files`.
+`selection.choose.choose` holds the files out and decides (`selection.evidence`, then
+`selection.ship_rule`, then `report.tables`); `report.cards` writes cards, `data.files` reads
+(and cuts) judged files.
 
 With `--learned` (the neural tier), the learned heads on SmolLM2's states are decided beside the
 linear candidates of each head (`training.heads.learned.candidates`, with the options `python -m
 training.heads.learned` takes): chosen among themselves held out, then against the head the
 linear candidates give, through the same rule; one decision a head, the other kind's kept beside
-it in the report (`also_tried`). To judge on the cut the learned command judges on, give its
-defaults (`--max-outputs 300 --max-words 8000`; this command's are larger).
+it in the report (`also_tried`), judged as the learned command judges (the second line).
 
     python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
     python -m training.heads --model neural --learned --max-outputs 300 --max-words 8000
@@ -61,7 +58,7 @@ from training.heads.data.judged import HeadFile
 from training.heads.estimators.select import Fitted
 from training.heads.learned.candidates import add_learned_options, read_learned
 from training.heads.learned.report import add_states_family
-from training.heads.metrics.figures import alone_rho
+from training.heads.metrics.figures import alone_rho, has_held_out_row
 from training.heads.report.cards import (
     tier_table,
     write_card,
@@ -106,16 +103,16 @@ def choose_genre_heads(
     check: ScrambleCheck | None = None,
     rivals: Sequence[Rival] = (),
     only: Sequence[str] = (),
-    general_served: Mapping[str, np.ndarray] | None = None,
+    general_reported: Mapping | None = None,
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
     `rivals` (the learned heads) decided beside the linear candidates of each. A genre's own
     head then faces the general head on the genre's files (`against_general`): where it is not
     above it, the general head is the genre's head. `only`: these heads alone; where the
-    general head is not among them, `general_served` ({file: the bundle's general head's
-    scores, as served}) stands for its held-out scores: it saw the files, so it is the
-    harder bar."""
+    general head is not among them, `general_reported` (the bundle's heads report's entry for
+    its general head) gives its held-out figures on each file, one genre out as when it was
+    chosen: its scores as served saw the files, so they would overstate it."""
     by_genre: dict[str, list[HeadFile]] = {}
     for f in files:
         by_genre.setdefault(f.genre, []).append(f)
@@ -123,7 +120,7 @@ def choose_genre_heads(
     plans += [(g, fs, False) for g, fs in by_genre.items()]
     sections, report = {}, {}
     # The general head's held-out scores of every file: each genre head faces it on its files.
-    general = general_served if only and "general" not in only else None
+    general: Mapping | None = general_reported if only and "general" not in only else None
     options = {"check": check, "max_inputs": max_inputs, "n_samples": n_samples, "seed": seed}
     for name, fs, across in plans:
         if only and name not in only:
@@ -223,32 +220,42 @@ def _weight_cost(files: Sequence[HeadFile], head: Fitted) -> dict:
 
 def against_general(
     preds: Mapping[str, np.ndarray],
-    general: Mapping[str, np.ndarray],
+    general: Mapping,
     files: Sequence[HeadFile],
     n_samples: int,
     seed: int,
 ):
     """The one ship rule (`selection.ship_rule.ships`) on a genre's files for its own head
-    (`preds`, held out one dataset out) against the general head (`general`, held out one genre
-    out) as the head it would replace: above its criterion, not worse per system. The ruling,
-    and both heads' figures on the files (mean rho, mean per-input tau, system pair accuracy)."""
+    (`preds`, one dataset out) against the general head (one genre out) as the head it would
+    replace. `general`: its held-out scores ({file: scores}), or its heads report entry (no
+    draws kept: per system, the head's 95% interval against its point). Ruling and figures."""
     from training.heads.data.files import MINUS_LENGTH
-    from training.heads.metrics.figures import judge
+    from training.heads.metrics.figures import judge, reported_figures
     from training.heads.metrics.systems import system_view
+    from training.heads.selection.choose import figures
     from training.heads.selection.ship_rule import ships
 
     mine = judge({f.name: preds[f.name] for f in files}, files, False)
-    theirs = judge({f.name: general[f.name] for f in files}, files, False)
     minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in files}, files, False)
     view = system_view(files, False, n_samples=n_samples, seed=seed)
-    gap = view.gain(preds, general) if view.draws else None
+    found: dict = {"head": figures({f.name: preds[f.name] for f in files}, files, False, view)}
+    if "table" in general:
+        theirs, systems = reported_figures(general, [f.name for f in files], list(view.draws))
+        gap = None
+        if systems is not None and view.draws:  # its interval against their point
+            gap = tuple(a - systems for a in view.figures(preds).accuracy_95)
+        found["general"] = {
+            "rho": rounded(theirs.rho),
+            "tau": rounded(theirs.tau),
+            "systems": systems,
+            "from": "the heads report: held out one genre out",
+        }
+    else:
+        theirs = judge({f.name: general[f.name] for f in files}, files, False)
+        gap = view.gain(preds, general) if view.draws else None
+        found["general"] = figures({f.name: general[f.name] for f in files}, files, False, view)
     ruling = ships(mine, minus=minus, current=theirs, system_gap=gap)
-    from training.heads.selection.choose import figures
-
-    found = {"ok": ruling.ok, "why": ruling.why}
-    for label, p in (("head", preds), ("general", general)):
-        found[label] = figures({f.name: p[f.name] for f in files}, files, False, view)
-    return ruling, found
+    return ruling, {"ok": ruling.ok, "why": ruling.why, **found}
 
 
 def _served_preds(section: Mapping | None, files: Sequence[HeadFile]) -> dict | None:
@@ -342,11 +349,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if learned is not None:
         learned.check = check
-    served = None
-    if args.heads and "general" not in args.heads and scorer.general is not None:
-        general = scorer.for_genre("general")
-        bar = tqdm(files, desc="the general head, as served", unit=" file")
-        served = {f.name: np.array([s.score for s in general.score_texts(f.texts)]) for f in bar}
+    reported = scorer.heads_report().get("general") if args.heads else None
+    if args.heads and not has_held_out_row(reported):
+        print(
+            "the bundle's heads report gives no held-out figures of its general head: the "
+            "genre heads decided alone do not face it"
+        )
+        reported = None
     sections, report = choose_genre_heads(
         files,
         readings,
@@ -357,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check=check,
         rivals=() if learned is None else (learned,),
         only=args.heads,
-        general_served=served,
+        general_reported=reported,
     )
     print_report(report)
     if args.json:

@@ -302,22 +302,64 @@ def test_a_genre_head_not_above_the_general_head_on_its_files_is_the_general_hea
     assert better.ok and figures["ok"] and figures["why"] == better.why
 
 
-def test_a_genre_decided_alone_faces_the_general_head_as_served():
-    """With the general head not decided again, the bundle's own stands for it: a genre head
-    not above it on the genre's files is not shipped, and the report gives both heads' figures;
-    one above it ships with them."""
+def _reported(preds, files, view_files):
+    """A heads report entry for a general head whose held-out scores were `preds`."""
+    from training.heads.metrics.systems import system_view
+    from training.heads.selection.choose import figures
+
+    view = system_view(view_files, False, n_samples=50, seed=1)
+    j = judge(preds, files, False)
+    row = {"label": "head", "per_file": {n: list(v) for n, v in j.per_file.items()}}
+    if view.draws:
+        row["system"] = {"per_file": {n: list(v) for n, v in view.point(preds).per_file.items()}}
+    assert figures(preds, files, False, view)["rho"] == round(j.rho, 4)
+    return {"table": [row]}
+
+
+def test_a_genre_decided_alone_faces_the_general_head_held_out_as_reported():
+    """With the general head not decided again, the figures its heads report holds (held out
+    one genre out) stand for it: a genre head not above them on the genre's files is not
+    shipped, and the report gives both heads' figures; one above them ships."""
     rng = np.random.default_rng(6)
-    files = [_file(f"a{k}", "alpha", rng, systems=True) for k in range(3)]
+    files = [_file(f"a{k}", "alpha", rng, per=6, systems=True) for k in range(3)]
     truth = {f.name: f.human + 0.1 * rng.normal(size=len(f.human)) for f in files}
     sections, report = choose_genre_heads(
-        files, ["whole"], n_samples=100, only=["alpha"], general_served=truth
+        files,
+        ["whole"],
+        n_samples=100,
+        only=["alpha"],
+        general_reported=_reported(truth, files, files),
     )
     assert "alpha" not in sections and report["alpha"]["ship"] is False
     assert report["alpha"]["decision"].startswith("not shipped: not above the general head")
     figures = report["alpha"]["against_general"]
     assert figures["ok"] is False and figures["general"]["rho"] > figures["head"]["rho"]
+    assert figures["general"]["systems"] > figures["head"]["systems"]
     noise = {f.name: rng.normal(size=len(f.human)) for f in files}
     sections, report = choose_genre_heads(
-        files, ["whole"], n_samples=100, only=["alpha"], general_served=noise
+        files,
+        ["whole"],
+        n_samples=100,
+        only=["alpha"],
+        general_reported=_reported(noise, files, files),
     )
     assert "alpha" in sections and report["alpha"]["against_general"]["ok"] is True
+
+
+def test_a_reported_general_head_better_per_text_but_worse_per_system_is_gated_per_system():
+    """The reported figures gate per system too: a genre head above the general head per text
+    but below it on the systems' order is not shipped."""
+    from training.heads.tier import against_general
+
+    rng = np.random.default_rng(7)
+    files = [_file(n, "g", rng, per=6, systems=True) for n in ("a", "b")]
+    truth = {f.name: f.human + 2.0 * rng.normal(size=len(f.human)) for f in files}
+    entry = _reported(truth, files, files)
+    for name in entry["table"][0]["per_file"]:
+        entry["table"][0]["per_file"][name] = [-0.5, -0.5]
+    ruling, found = against_general(truth, entry, files, 50, 1)
+    assert ruling.ok and found["general"]["rho"] == -0.5
+    for name in entry["table"][0]["system"]["per_file"]:
+        entry["table"][0]["system"]["per_file"][name] = [1.0, 1.0]
+    ruling, found = against_general(truth, entry, files, 50, 1)
+    assert not ruling.ok and "systems" in ruling.failed

@@ -2,7 +2,8 @@
 a ridge on them (`ridge.StateRidgeKind`) and a starting head plus a ridge on what it leaves
 (`residual.ResidualKind`), chosen among themselves held out (`choice`), brought to the one
 chooser as rivals of the linear heads (`candidates`), their card sections and bundle writing
-(`report`), and the command that decides them alone (`command`, `python -m
-training.heads.learned`)."""
+(`report`), the command that decides them alone (`command`, `python -m
+training.heads.learned`), and every rated output's states read once and kept (`store`,
+`python -m training.heads.learned.store`)."""
 
-__all__ = ["candidates", "choice", "command", "report", "residual", "ridge", "rows"]
+__all__ = ["candidates", "choice", "command", "report", "residual", "ridge", "rows", "store"]

@@ -157,3 +157,26 @@ def interval(
         else (math.nan, math.nan)
     )
     return out
+
+
+def reported_figures(
+    entry: Mapping, names: Sequence[str], system_names: Sequence[str]
+) -> tuple[Judgement, float | None]:
+    """A head's held-out figures on the files `names` as its heads report entry gives them
+    (its table's "head" row, per file): the judgement, and its mean system pair accuracy over
+    `system_names` (None where the report has none of them)."""
+    row = next(r for r in entry["table"] if r["label"] == "head")
+    nan = float("nan")
+    per = {}
+    for n in names:
+        rho, tau = row["per_file"][n]
+        per[n] = (nan if rho is None else rho, nan if tau is None else tau)
+    rho, tau = means(per, None)
+    systems = (row.get("system") or {}).get("per_file") or {}
+    accs = [systems[n][0] for n in system_names if n in systems]
+    return Judgement(per, rho, tau), (nanmean(accs) if accs else None)
+
+
+def has_held_out_row(entry: Mapping | None) -> bool:
+    """Whether a heads report entry holds its head's held-out figures per file."""
+    return bool(entry) and any(r.get("label") == "head" for r in entry.get("table") or ())
