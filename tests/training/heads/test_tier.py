@@ -316,6 +316,14 @@ def _reported(preds, files, view_files):
     return {"table": [row]}
 
 
+def _alpha_alone(files, general_preds):
+    """Genre "alpha" decided alone, facing a general head reported with `general_preds`."""
+    reported = _reported(general_preds, files, files)
+    return choose_genre_heads(
+        files, ["whole"], n_samples=100, only=["alpha"], general_reported=reported
+    )
+
+
 def test_a_genre_decided_alone_faces_the_general_head_held_out_as_reported():
     """With the general head not decided again, the figures its heads report holds (held out
     one genre out) stand for it: a genre head not above them on the genre's files is not
@@ -323,26 +331,14 @@ def test_a_genre_decided_alone_faces_the_general_head_held_out_as_reported():
     rng = np.random.default_rng(6)
     files = [_file(f"a{k}", "alpha", rng, per=6, systems=True) for k in range(3)]
     truth = {f.name: f.human + 0.1 * rng.normal(size=len(f.human)) for f in files}
-    sections, report = choose_genre_heads(
-        files,
-        ["whole"],
-        n_samples=100,
-        only=["alpha"],
-        general_reported=_reported(truth, files, files),
-    )
+    sections, report = _alpha_alone(files, truth)
     assert "alpha" not in sections and report["alpha"]["ship"] is False
     assert report["alpha"]["decision"].startswith("not shipped: not above the general head")
     figures = report["alpha"]["against_general"]
     assert figures["ok"] is False and figures["general"]["rho"] > figures["head"]["rho"]
     assert figures["general"]["systems"] > figures["head"]["systems"]
     noise = {f.name: rng.normal(size=len(f.human)) for f in files}
-    sections, report = choose_genre_heads(
-        files,
-        ["whole"],
-        n_samples=100,
-        only=["alpha"],
-        general_reported=_reported(noise, files, files),
-    )
+    sections, report = _alpha_alone(files, noise)
     assert "alpha" in sections and report["alpha"]["against_general"]["ok"] is True
 
 
