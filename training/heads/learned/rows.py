@@ -19,7 +19,14 @@ from tqdm import tqdm
 
 from training.heads.data.judged import HeadFile
 
-__all__ = ["StateFile", "state_files", "state_files_from_rows", "text_states"]
+__all__ = [
+    "StateFile",
+    "chunk_states",
+    "init_worker",
+    "state_files",
+    "state_files_from_rows",
+    "text_states",
+]
 
 _CHUNK = 16  # texts a worker task
 
@@ -43,7 +50,8 @@ class StateFile:
         return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
 
 
-def _init_worker() -> None:
+def init_worker() -> None:
+    """A worker process's SmolLM2, one thread (`chunk_states` reads it)."""
     os.environ["OMP_NUM_THREADS"] = "1"
     global _LM
     from features.neural_lm import load_neural
@@ -52,7 +60,8 @@ def _init_worker() -> None:
     _LM = Resources().get("neural", load_neural)
 
 
-def _chunk(texts: list[str]):
+def chunk_states(texts: list[str]):
+    """`pooled_states` of `texts` in a worker `init_worker` started."""
     from features.neural_states import pooled_states
 
     return pooled_states(_LM, texts)
@@ -67,10 +76,10 @@ def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray
     with ProcessPoolExecutor(
         max_workers=max(1, jobs),
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
+        initializer=init_worker,
     ) as pool:
         for part in tqdm(
-            pool.map(_chunk, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
+            pool.map(chunk_states, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
         ):
             parts.append(part)
     return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))

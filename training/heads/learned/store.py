@@ -17,13 +17,14 @@ import argparse
 import hashlib
 import json
 import multiprocessing
-import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
+
+from training.heads.learned.rows import chunk_states, init_worker
 
 __all__ = ["SHARD", "StoredFile", "fill_store", "load_stored", "main", "store_folder"]
 
@@ -68,22 +69,6 @@ def store_folder(root: Path, path: Path, placeholders, layers) -> StoredFile:
     return StoredFile(root, data.name, data.sha256, texts, key)
 
 
-def _init_worker() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-    global _LM
-    from features.neural_lm import load_neural
-    from features.resources import Resources
-
-    _LM = Resources().get("neural", load_neural)
-
-
-def _states(texts: list[str]):
-    from features.neural_states import pooled_states
-
-    states, sums, _ = pooled_states(_LM, texts)
-    return states, sums
-
-
 def fill_store(files: Sequence[StoredFile], jobs: int) -> None:
     """Every missing shard of `files` computed in `jobs` spawned processes and written."""
     todo = [(f, k) for f in files for k in f.missing()]
@@ -95,7 +80,7 @@ def fill_store(files: Sequence[StoredFile], jobs: int) -> None:
         ProcessPoolExecutor(
             max_workers=max(1, jobs),
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker,
+            initializer=init_worker,
         ) as pool,
         tqdm(total=total, initial=done, desc="SmolLM2 states", unit=" text") as bar,
     ):
@@ -103,7 +88,7 @@ def fill_store(files: Sequence[StoredFile], jobs: int) -> None:
             texts = _shard_texts(f, k)
             tasks = [texts[i : i + _TASK] for i in range(0, len(texts), _TASK)]
             parts = []
-            for part, task in zip(pool.map(_states, tasks), tasks, strict=True):
+            for part, task in zip(pool.map(chunk_states, tasks), tasks, strict=True):
                 parts.append(part)
                 bar.update(len(task))
             f.folder.mkdir(parents=True, exist_ok=True)
