@@ -18,7 +18,7 @@ from pathlib import Path
 from scorer.errors import InputError
 from scorer.heads import Head
 from scorer.readings import SAID_AGAIN
-from training.heads.data.checks import ScrambleCheck
+from training.heads.data.checks import READ_WHOLE, ScrambleCheck
 from training.heads.data.judged import HeadFile
 from training.heads.learned.choice import CURRENT, below, current_setting, evaluate, head_scores
 from training.heads.learned.report import section
@@ -76,7 +76,9 @@ class Decided:
     """What the learned candidates of one unit came to: the report's entry (its table headed
     by the head), whether the rule ships it, the card section to write (None: not shipped, or
     its states are not the states extractor's, which `problem` says), the chosen (layer,
-    pooling, variant, alpha), how it was chosen, and every setting's criterion."""
+    pooling, variant, alpha), how it was chosen, every setting's criterion, and the chosen
+    head's held-out scores ({file: scores}, with its weight on what is said again as served),
+    which a genre head faces the general head on (`training.heads.tier.against_general`)."""
 
     entry: dict
     ok: bool
@@ -85,6 +87,7 @@ class Decided:
     how: dict
     grid: dict
     problem: str = ""
+    preds: dict | None = None
 
     @property
     def ships(self) -> bool:
@@ -163,6 +166,7 @@ class LearnedCandidates:
         )
         entry, chosen = result["entry"], result["chosen"]
         found = Decided(entry, result["ok"], None, chosen, result["how"], result["grid"])
+        found.preds = result["preds"]
         if not found.ok:
             return found
         if (chosen[0], chosen[1]) != at:
@@ -184,7 +188,28 @@ class LearnedCandidates:
         if weight:  # as it was checked: with its weight on what is said again
             carried = Head.from_section(found.section).with_weight(SAID_AGAIN, -weight)
             found.section = carried.to_section()
+            bare, found.preds = found.preds, with_said_again(found.preds, judged, -weight)
+            entry["said_again"] = {
+                "weight": round(weight, 6),
+                "held_out": weight_cost(found.preds, bare, judged, by_genre, self),
+            }
         return found
+
+
+def with_said_again(preds: Mapping, judged: Sequence[HeadFile], weight: float) -> dict:
+    """Held-out `preds` ({file: scores}) plus `weight` x each text's share said again: the
+    head as served, its weight fixed on Reuters paragraphs, not fitted on the files."""
+    return {f.name: preds[f.name] + weight * f.columns[READ_WHOLE][SAID_AGAIN] for f in judged}
+
+
+def weight_cost(carried, bare, judged, by_genre: bool, run: LearnedCandidates) -> dict:
+    """What a learned head's weight on what is said again costs held out: its held-out
+    figures (mean rho, mean per-input tau, system pair accuracy) with the weight and without."""
+    from training.heads.metrics.systems import system_view
+    from training.heads.selection.choose import figures
+
+    view = system_view(judged, by_genre, n_samples=run.samples, seed=run.seed)
+    return {k: figures(p, judged, by_genre, view) for k, p in (("with", carried), ("without", bare))}
 
 
 def read_learned(

@@ -104,7 +104,7 @@ def evaluate(
     real sentences the head of that setting scores above their shuffles, runs and loops (`below`;
     None: not checked). Returns {"chosen", "how",
     "ok", "entry" (the report's entry, its table headed by the head), "grid" (every setting's
-    criterion)}."""
+    criterion), "preds" (the chosen head's held-out scores, {file: scores})}."""
     from training.heads.metrics.systems import system_view
 
     layers, poolings = grid_axes
@@ -221,4 +221,11 @@ def evaluate(
     if again:
         entry["said again"] = again
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
-    return {"chosen": chosen, "how": how, "ok": ruling.ok, "entry": entry, "grid": grid_out}
+    return {
+        "chosen": chosen,
+        "how": how,
+        "ok": ruling.ok,
+        "entry": entry,
+        "grid": grid_out,
+        "preds": preds[chosen],
+    }

@@ -57,7 +57,7 @@ class Choice:
     fitted: Fitted | None
     rivals: tuple = ()
     won: Any = None
-    # {file: the decided linear head's held-out predictions} (None: a rival won, or none ships)
+    # {file: the decided head's held-out predictions, a rival's where it won} (None: none ships)
     preds: dict | None = None
 
     @property
@@ -149,7 +149,10 @@ def choose(
         decision = {"ship": False, **tried.pop(0)}
     if tried:
         decision["also_tried"] = tried
-    preds = preds if readings and won is None and decision["ship"] else None
+    if won is not None:
+        preds = getattr(won, "preds", None)
+    elif not (readings and decision["ship"]):
+        preds = None
     return Choice(decision, selected, fitted, found, won, preds)
 
 

@@ -146,7 +146,33 @@ def test_a_genre_not_tried_gets_the_linear_head_and_tier_writes_the_learned_sect
         judged, ["whole"], n_samples=20, rivals=[learned], command="made here"
     )
     assert "states" in sections["general"] and "states" in sections["a"]
-    assert "states" not in sections.get("b", {}) and "also_tried" not in report["b"]
+    assert "also_tried" not in report["b"]
+    # b's linear head faced the learned general head's held-out scores on b's files.
+    assert "against_general" in report["b"]
+    if "states" in sections.get("b", {}):  # not above it: the general head serves b
+        assert report["b"]["decision"].startswith("shipped the general head")
+        assert sections["b"] == {**sections["general"], "genre": "b"}
+    # The learned genre head faced the learned general head on its files, both held out.
+    against = report["a"]["against_general"]
+    assert against["head"]["rho"] == report["a"]["table"][0]["rho"]
+    assert set(against["general"]) == {"rho", "tau", "systems"}
+
+
+def test_a_learned_head_that_wins_hands_the_chooser_its_held_out_scores():
+    from training.heads.learned.candidates import with_said_again
+    from training.heads.metrics.figures import judge
+
+    judged, states = _files()
+    choice = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[_learned(judged, states)])
+    assert choice.won is not None and choice.preds is choice.won.preds
+    assert set(choice.preds) == {f.name for f in judged}
+    held = judge(choice.preds, judged, True)
+    assert round(held.rho, 4) == choice.decision["table"][0]["rho"]
+    # As served, a weight on what is said again moves each text by the weight x its share.
+    f = judged[0]
+    f.columns["whole"]["reading/said_again"] = np.linspace(0, 1, len(f.human))
+    moved = with_said_again(choice.preds, judged[:1], -0.5)
+    assert moved[f.name] == pytest.approx(choice.preds[f.name] - 0.5 * np.linspace(0, 1, len(f.human)))
 
 
 def test_calibrations_rounds_hold_the_record_every_head_is_chosen_on():
