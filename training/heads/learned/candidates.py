@@ -209,7 +209,9 @@ def weight_cost(carried, bare, judged, by_genre: bool, run: LearnedCandidates) -
     from training.heads.selection.choose import figures
 
     view = system_view(judged, by_genre, n_samples=run.samples, seed=run.seed)
-    return {k: figures(p, judged, by_genre, view) for k, p in (("with", carried), ("without", bare))}
+    return {
+        k: figures(p, judged, by_genre, view) for k, p in (("with", carried), ("without", bare))
+    }
 
 
 def read_learned(

@@ -163,7 +163,9 @@ def test_a_learned_head_that_wins_hands_the_chooser_its_held_out_scores():
     from training.heads.metrics.figures import judge
 
     judged, states = _files()
-    choice = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[_learned(judged, states)])
+    choice = choose(
+        judged, ["whole"], by_genre=True, n_samples=20, rivals=[_learned(judged, states)]
+    )
     assert choice.won is not None and choice.preds is choice.won.preds
     assert set(choice.preds) == {f.name for f in judged}
     held = judge(choice.preds, judged, True)
@@ -172,7 +174,9 @@ def test_a_learned_head_that_wins_hands_the_chooser_its_held_out_scores():
     f = judged[0]
     f.columns["whole"]["reading/said_again"] = np.linspace(0, 1, len(f.human))
     moved = with_said_again(choice.preds, judged[:1], -0.5)
-    assert moved[f.name] == pytest.approx(choice.preds[f.name] - 0.5 * np.linspace(0, 1, len(f.human)))
+    assert moved[f.name] == pytest.approx(
+        choice.preds[f.name] - 0.5 * np.linspace(0, 1, len(f.human))
+    )
 
 
 def test_calibrations_rounds_hold_the_record_every_head_is_chosen_on():
