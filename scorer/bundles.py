@@ -25,7 +25,7 @@ from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureRows
 from scorer.errors import ModelLoadError
-from scorer.heads import GENERAL, card_heads
+
 from scorer.heads_report import head_row
 from scorer.scoring import FluencyScorer, load_scorer
 from scorer.summary import summarize
@@ -148,7 +148,6 @@ def describe(scorer: FluencyScorer) -> dict[str, Any]:
     card's own `description`, if any), the genre heads a request may name (`genres_of`) and
     why the others tried were not shipped."""
     card = scorer.card
-    section = card_heads(card).get(GENERAL) or {}
     description = card.get("description")
     summary = summarize(card)
     if isinstance(description, str) and description.strip():
@@ -159,7 +158,7 @@ def describe(scorer: FluencyScorer) -> dict[str, Any]:
         "name": scorer.name,
         "model_sha256": card.get("model_sha256"),
         "calibrated": scorer.head is not None,
-        "genre": scorer.genre or (section.get("genre") if isinstance(section, dict) else None),
+        "genre": scorer.genre or (scorer.head.about.get("genre") if scorer.head else None),
         "aggregate": scorer.aggregate_for(),
         "features": list(card.get("features", [])),
         "summary": summary,

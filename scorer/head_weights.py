@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from features.errors import ModelLoadError
+from scorer.heads import Head
 
 __all__ = [
     "MAX_INLINE",
@@ -40,13 +41,10 @@ def lean_heads(card: Mapping[str, Any]) -> tuple[dict, dict]:
     weights and clip}); a card without such a head comes back as it was, with no weights."""
     out = copy.deepcopy(dict(card))
     moved: dict[str, dict] = {}
-    for genre, section in (out.get("heads") or {}).items():
-        if len(section.get("inputs") or ()) <= MAX_INLINE:
-            continue
-        moved[genre] = {"inputs": section.pop("inputs"), "coef": section["linear"].pop("coef")}
-        if "clip" in section:
-            moved[genre]["clip"] = section.pop("clip")
-        section[_MARK] = WEIGHTS_FILE
+    heads = out.get("heads") or {}
+    for genre, section in heads.items():
+        if Head.size(section) > MAX_INLINE:
+            heads[genre], moved[genre] = Head.lean(section, _MARK, WEIGHTS_FILE)
     return out, moved
 
 
@@ -86,16 +84,13 @@ def join_weights(folder: Path, card: dict) -> dict:
         moved = json.loads(raw)
     except ValueError as exc:
         raise ModelLoadError(f"{path} is not readable JSON: {exc}") from exc
-    for genre, section in (card.get("heads") or {}).items():
-        if section.pop(_MARK, None) is None:
+    heads = card.get("heads") or {}
+    for genre, section in heads.items():
+        if not is_lean(section):
             continue
         if genre not in moved:
             raise ModelLoadError(f"{path} holds no weights for the {genre} head its card names")
-        weights = moved[genre]
-        section["inputs"] = weights["inputs"]
-        section.setdefault("linear", {})["coef"] = weights["coef"]
-        if "clip" in weights:
-            section["clip"] = weights["clip"]
+        heads[genre] = Head.joined(section, moved[genre], _MARK)
     return card
 
 

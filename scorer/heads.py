@@ -16,6 +16,7 @@ written by `Head.from_section` and `Head.to_section` only; the reading is stored
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -101,6 +102,8 @@ class Head:
                 "choose the heads again (python -m training.heads --write)"
             )
         coef = linear.get("coef", [])
+        if "intercept" not in linear:
+            raise ModelLoadError(f"the card's linear {what} has no intercept")
         if len(coef) != n:
             raise ModelLoadError(f"the card's linear {what} has {len(coef)} weights for {n} inputs")
         about = {k: v for k, v in section.items() if k not in OWN}
@@ -130,6 +133,43 @@ class Head:
             low, high = self.clip
             section["clip"] = {"low": bound(low, -np.inf), "high": bound(high, np.inf)}
         return section | about
+
+    @staticmethod
+    def size(section: Mapping[str, Any]) -> int:
+        """How many inputs a card section weighs."""
+        return len(section.get("inputs") or ())
+
+    @staticmethod
+    def lean(
+        section: Mapping[str, Any], mark: str, where: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the section without its inputs, weights and clip, `mark` saying `where` they are;
+        those three, for that file beside the card): `joined` puts them back."""
+        lean = copy.deepcopy(dict(section))
+        weights = {"inputs": lean.pop("inputs"), "coef": lean["linear"].pop("coef")}
+        if "clip" in lean:
+            weights["clip"] = lean.pop("clip")
+        lean[mark] = where
+        return lean, weights
+
+    @staticmethod
+    def joined(section: Mapping[str, Any], weights: Mapping[str, Any], mark: str) -> dict:
+        """A section `lean` took apart, whole again from its `weights`."""
+        whole = {k: v for k, v in section.items() if k != mark}
+        whole["inputs"] = list(weights["inputs"])
+        whole["linear"] = {**(whole.get("linear") or {}), "coef": list(weights["coef"])}
+        if "clip" in weights:
+            whole["clip"] = weights["clip"]
+        return whole
+
+    @staticmethod
+    def without_table(section: Any) -> Any:
+        """A card section without the held-out table of its `selection` (a card of 0.12.1 or
+        earlier kept it there; the heads' report holds it now); any other value as it is."""
+        if not isinstance(section, Mapping) or not isinstance(section.get("selection"), Mapping):
+            return section
+        selection = {k: v for k, v in section["selection"].items() if k != "table"}
+        return {**section, "selection": selection}
 
     @property
     def states(self) -> Mapping[str, Any] | None:
@@ -318,7 +358,11 @@ def read_head(
 ) -> Head:
     """One head of a bundle from its card section (`Head.from_section`), checked against the
     card: the GLEU score first, readings last, every column one the bundle gives."""
-    inputs = tuple(section.get("inputs") or ())
+    try:
+        head = Head.from_section(section, label=what, what=what)
+    except ModelLoadError as exc:
+        raise ModelLoadError(f"{folder}: {exc}") from exc
+    inputs = head.inputs
     if not inputs or inputs[0] != GLEU_INPUT:
         raise ModelLoadError(f"{folder}: the card's {what} inputs must start with 'gleu'")
     known = {*card.get("feature_columns", []), *head_columns(card), *READINGS, *DERIVED}
@@ -328,7 +372,4 @@ def read_head(
         raise ModelLoadError(f"{folder}: the card's {what} inputs put readings last")
     if missing:
         raise ModelLoadError(f"{folder}: the {what} reads columns the model lacks: {missing}")
-    try:
-        return Head.from_section(section, label=what, what=what)
-    except ModelLoadError as exc:
-        raise ModelLoadError(f"{folder}: {exc}") from exc
+    return head

@@ -24,6 +24,7 @@ from typing import Any
 
 from scorer.bundle import sha256_file
 from scorer.errors import ReportUnavailableError
+from scorer.heads import Head
 
 __all__ = [
     "REPORT_FILE",
@@ -79,15 +80,8 @@ def lean_card(card: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(card.get("heads_report"), Mapping):
         out["heads_report"] = lean_report(card["heads_report"])
     if isinstance(card.get("heads"), Mapping):
-        out["heads"] = {g: _lean_section(s) for g, s in card["heads"].items()}
+        out["heads"] = {g: Head.without_table(s) for g, s in card["heads"].items()}
     return out
-
-
-def _lean_section(section: Any) -> Any:
-    if not isinstance(section, Mapping) or not isinstance(section.get("selection"), Mapping):
-        return section
-    selection = {k: v for k, v in section["selection"].items() if k != "table"}
-    return {**section, "selection": selection}
 
 
 def read_heads_report(folder: str | Path | None, card: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,4 +139,4 @@ def write_heads_report(folder: str | Path, card: dict[str, Any], report: Mapping
     card["heads_report"] = lean_report(report)
     card[REPORT_POINTER] = {"file": REPORT_FILE, "sha256": sha256_file(path)}
     if isinstance(card.get("heads"), Mapping):
-        card["heads"] = {g: _lean_section(s) for g, s in card["heads"].items()}
+        card["heads"] = {g: Head.without_table(s) for g, s in card["heads"].items()}

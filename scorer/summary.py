@@ -10,7 +10,8 @@ from typing import Any
 
 from scorer.contributions import group_of
 from scorer.gleu_stage import stage_file
-from scorer.heads import GENERAL, GLEU_INPUT, card_heads
+from features.errors import ModelLoadError
+from scorer.heads import GENERAL, GLEU_INPUT, Head, card_heads
 
 __all__ = ["READ_AS", "SCALES", "summarize"]
 
@@ -67,20 +68,20 @@ def _carried(section: Any) -> str:
 def _head(section: Mapping[str, Any]) -> str:
     """'the GLEU score and surface.v2/repeat_bigram_ratio, read whole': what a head reads (inputs
     whose weight is 0 left out) and how it reads a text."""
-    inputs = list(section.get("inputs") or [])
-    coef = (section.get("linear") or {}).get("coef")
-    if coef is not None and len(coef) == len(inputs):
-        inputs = [c for c, w in zip(inputs, coef, strict=True) if w]
+    try:
+        head = Head.from_section(section)
+    except ModelLoadError as exc:  # a pickled head, or weights of the wrong sizes
+        return f"not served ({exc})"
     names, groups = [], {}
-    for c in inputs:  # a learned head's hundreds of state columns are one group
+    for c in head.read():  # a learned head's hundreds of state columns are one group
         label = group_of(c)
         if label is None:
             names.append("the GLEU score" if c == GLEU_INPUT else c)
         else:
             groups[label] = groups.get(label, 0) + 1
     names += [f"{n} columns of {label}" for label, n in groups.items()]
-    reads = "the GLEU score alone" if inputs == [GLEU_INPUT] else _and(names) or "a constant"
-    how = READ_AS.get(str(section.get("aggregate")), "read as the scorer's default")
+    reads = "the GLEU score alone" if head.read() == [GLEU_INPUT] else _and(names) or "a constant"
+    how = READ_AS.get(str(head.reading), "read as the scorer's default")
     return f"{reads}, {how}"
 
 

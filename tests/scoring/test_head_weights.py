@@ -19,7 +19,7 @@ def test_the_neural_card_is_lean_and_loads_whole():
     on_disk = json.loads((MODELS_DIR / "neural" / "card.json").read_text())
     assert on_disk[POINTER]["file"] == WEIGHTS_FILE
     lean = [g for g, h in on_disk["heads"].items() if "inputs" not in h]
-    assert "general" in lean and "data-to-text" in lean
+    assert "general" in lean and "summaries" in lean
     _, card = read_card("neural", MODELS_DIR)
     for genre in lean:
         head = card["heads"][genre]

@@ -25,16 +25,20 @@ def test_a_card_is_summarised_from_its_heads():
         "feature_columns": ["surface.v2/n_tokens", "lm.v1/mean_logprob", "lm.v1/min_logprob"],
         "gleu_stage": {"file": "gleu_stage.json", "sha256": "0"},
         "heads": {
-            "general": {"inputs": ["gleu"], "aggregate": "weighted", "linear": {"coef": [0.3]}},
+            "general": {
+                "inputs": ["gleu"],
+                "aggregate": "weighted",
+                "linear": {"coef": [0.3], "intercept": 0.0},
+            },
             "mt": {
                 "inputs": ["gleu", "lm.v1/mean_logprob"],
                 "aggregate": "sum",
-                "linear": {"coef": [0.0, 0.4]},  # weighs the LM alone
+                "linear": {"coef": [0.0, 0.4], "intercept": 0.0},  # weighs the LM alone
             },
             "dialogue": {
                 "inputs": ["gleu", "surface.v2/n_tokens", "lm.v1/min_logprob"],
                 "aggregate": "whole",
-                "linear": {"coef": [0.5, -0.1, 0.2]},
+                "linear": {"coef": [0.5, -0.1, 0.2], "intercept": 0.0},
             },
         },
         "summary": "a ridge second stage fitted on data-to-text and acceptability",

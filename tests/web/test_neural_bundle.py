@@ -81,9 +81,10 @@ def test_every_head_scores_a_sentence_above_its_runs_and_loops_of_any_length(gen
 
 
 def test_the_data_to_text_head_reads_smollm2s_states_and_ranks_salad_and_repetition_lower():
-    """The learned head (training/heads/learned/ridge.py) on the states of `neural_states.v1`, the
-    neural tier's data-to-text head: a real sentence above its shuffles and above itself with a
-    phrase said twice; `fluency explain` names the states' share as one contribution, and the
+    """The learned head (training/heads/learned/ridge.py) on the states of `neural_states.v1`,
+    which serves data-to-text in the neural tier (the general head; the genre's own ordered
+    systems worse): a real sentence above its shuffles and above itself with a phrase said
+    twice; `fluency explain` names the states' share as one contribution, and the
     contributions add up to the score."""
     from scorer.explain import explain_texts
 

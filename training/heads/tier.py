@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from scorer.heads import GLEU_INPUT, Head
+from scorer.heads import GLEU_INPUT, Head, card_heads
 from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
 from training.heads.data.files import (
@@ -104,6 +104,7 @@ def choose_genre_heads(
     rivals: Sequence[Rival] = (),
     only: Sequence[str] = (),
     general_reported: Mapping | None = None,
+    general_section: Mapping | None = None,
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
@@ -112,7 +113,8 @@ def choose_genre_heads(
     above it, the general head is the genre's head. `only`: these heads alone; where the
     general head is not among them, `general_reported` (the bundle's heads report's entry for
     its general head) gives its held-out figures on each file, one genre out as when it was
-    chosen: its scores as served saw the files, so they would overstate it."""
+    chosen: its scores as served saw the files, so they would overstate it; and
+    `general_section` (its card section) serves a genre whose own head is not above it."""
     by_genre: dict[str, list[HeadFile]] = {}
     for f in files:
         by_genre.setdefault(f.genre, []).append(f)
@@ -151,18 +153,19 @@ def choose_genre_heads(
             served = gleu_alone(fs, check, choice.decision, held=held, command=command)
             if served is not None:
                 sections[name] = served
-                report[name] = served["selection"]
+                report[name] = Head.from_section(served).about["selection"]
         if across:
             general = choice.preds or _served_preds(sections.get(name), fs)
         elif name in sections and general and choice.preds:
             ruling, figures = against_general(choice.preds, general, fs, n_samples, seed)
             report[name] = {**report[name], "against_general": figures}
-            if not ruling.ok and "general" in sections:  # the general head serves it better
+            served = sections.get("general") or general_section
+            if not ruling.ok and served:  # the general head serves it better
                 report[name] |= {
                     "decision": f"shipped the general head: "
                     f"its own head is not above it on its files; {ruling.why}",
                 }
-                sections[name] = {**sections["general"], "genre": name}
+                sections[name] = Head.from_section(served).to_section(name)
             elif not ruling.ok:
                 report[name] |= {
                     "ship": False,
@@ -274,8 +277,6 @@ def _served_preds(section: Mapping | None, files: Sequence[HeadFile]) -> dict | 
 def kept_heads(scorer, decided: Sequence[str], sections: Mapping, report: Mapping):
     """(sections, report) of every head: those `decided` again as given, the bundle's others as
     its card and its heads' report hold them."""
-    from scorer.heads import card_heads
-
     old_report = scorer.heads_report()
     kept = {k: v for k, v in card_heads(scorer.card).items() if k not in decided}
     out_sections = {**kept, **{k: v for k, v in sections.items() if k in decided}}
@@ -367,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rivals=() if learned is None else (learned,),
         only=args.heads,
         general_reported=reported,
+        general_section=card_heads(scorer.card).get("general") if args.heads else None,
     )
     print_report(report)
     if args.json:

@@ -342,6 +342,32 @@ def test_a_genre_decided_alone_faces_the_general_head_held_out_as_reported():
     assert "alpha" in sections and report["alpha"]["against_general"]["ok"] is True
 
 
+def test_a_genre_decided_alone_that_loses_is_served_by_the_cards_general_head():
+    """A genre head not above the general head, decided alone, gets the card's general head
+    as its own (a request naming the genre keeps a head), its genre said, its weights as the
+    general head's."""
+    from scorer.heads import Head
+
+    rng = np.random.default_rng(6)
+    files = [_file(f"a{k}", "alpha", rng, per=6, systems=True) for k in range(3)]
+    truth = {f.name: f.human + 0.1 * rng.normal(size=len(f.human)) for f in files}
+    general = Head(("gleu",), [0.7], -0.1, "weighted").to_section("general", held_out="x")
+    sections, report = choose_genre_heads(
+        files,
+        ["whole"],
+        n_samples=100,
+        only=["alpha"],
+        general_reported=_reported(truth, files, files),
+        general_section=general,
+    )
+    assert report["alpha"]["decision"].startswith("shipped the general head: its own head")
+    assert report["alpha"]["against_general"]["ok"] is False
+    served = Head.from_section(sections["alpha"])
+    assert served.about["genre"] == "alpha" and served.about["held_out"] == "x"
+    assert served.inputs == ("gleu",) and list(served.coef) == [0.7]
+    assert served.intercept == -0.1 and served.reading == "weighted"
+
+
 def test_a_reported_general_head_better_per_text_but_worse_per_system_is_gated_per_system():
     """The reported figures gate per system too: a genre head above the general head per text
     but below it on the systems' order is not shipped."""
