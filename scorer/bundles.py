@@ -25,7 +25,6 @@ from features.placeholders import DEFAULT_PLACEHOLDERS, parse_placeholders
 from features.resources import MODELS_DIR, Resources
 from features.rows import FeatureRows
 from scorer.errors import ModelLoadError
-
 from scorer.heads_report import head_row
 from scorer.scoring import FluencyScorer, load_scorer
 from scorer.summary import summarize

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from features.errors import ModelLoadError
 from scorer.contributions import group_of
 from scorer.gleu_stage import stage_file
-from features.errors import ModelLoadError
 from scorer.heads import GENERAL, GLEU_INPUT, Head, card_heads
 
 __all__ = ["READ_AS", "SCALES", "summarize"]
