@@ -9,7 +9,6 @@ fluency score. Loading a bundle: `load_scorer`; the files its features read: `sc
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-DEPRECATED_CALIBRATION = "FluencyScorer.calibration is deprecated: use FluencyScorer.head"
 
 
 @dataclass(frozen=True)
@@ -106,16 +104,6 @@ class FluencyScorer:
                 f"{list(rows.features)}"
             )
         self.rows, self.resources = rows, rows.resources
-
-    @property
-    def calibration(self) -> Head | None:  # deprecated since 0.18.0, gone in the next release
-        warnings.warn(DEPRECATED_CALIBRATION, DeprecationWarning, stacklevel=2)
-        return self.head
-
-    @calibration.setter
-    def calibration(self, head: Head | None) -> None:
-        warnings.warn(DEPRECATED_CALIBRATION, DeprecationWarning, stacklevel=2)
-        self.head = head
 
     @property
     def genres(self) -> list[str]:

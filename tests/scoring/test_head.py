@@ -70,28 +70,11 @@ def test_a_section_without_weights_is_refused():
         Head.from_section({"inputs": [GLEU_INPUT], "linear": {"coef": [1.0, 2.0], "intercept": 0}})
 
 
-def test_the_old_names_answer_with_a_warning():
-    folder, card = read_card("default", MODELS_DIR)
-    sys.modules.pop("scorer.calibration", None)
-    with pytest.warns(DeprecationWarning, match="scorer.heads"):
-        old = importlib.import_module("scorer.calibration")
-    with pytest.warns(DeprecationWarning):
-        general = old.load_calibration(folder, card)
-    assert general.to_section() == load_head(folder, card).to_section()
-    section = card_heads(card)["mt"]
-    with pytest.warns(DeprecationWarning):
-        mt = old.load_head_section(folder, card, section, what="head 'mt'")
-    assert mt.to_section() == read_head(folder, card, section).to_section()
-    assert load_genre_heads(folder, card)["mt"].to_section() == mt.to_section()
-    with pytest.warns(DeprecationWarning):
-        made = old.Calibration(Head((GLEU_INPUT,), [2.0], 1.0), (GLEU_INPUT,), "whole")
-    assert isinstance(made, Head) and made.reading == "whole"
-
-
-def test_the_scorers_old_attribute_answers_with_a_warning():
+def test_the_old_names_are_gone():
+    """`scorer.calibration` and `FluencyScorer.calibration`, deprecated in 0.18.0, are gone."""
     from scorer.scoring import FluencyScorer
 
-    scorer = FluencyScorer.__new__(FluencyScorer)
-    scorer.head = Head((GLEU_INPUT,), [1.0], 0.0)
-    with pytest.warns(DeprecationWarning, match="FluencyScorer.head"):
-        assert scorer.calibration is scorer.head
+    sys.modules.pop("scorer.calibration", None)
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("scorer.calibration")
+    assert not hasattr(FluencyScorer, "calibration")
