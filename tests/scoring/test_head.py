@@ -13,7 +13,7 @@ import pytest
 from features.errors import ModelLoadError
 from features.resources import MODELS_DIR
 from scorer.bundle import read_card
-from scorer.heads import GLEU_INPUT, Head, card_heads, load_genre_heads, load_head, read_head
+from scorer.heads import GLEU_INPUT, Head, card_heads
 from scorer.readings import SAID_AGAIN
 
 SECTIONS = [

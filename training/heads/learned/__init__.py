@@ -3,7 +3,19 @@ a ridge on them (`ridge.StateRidgeKind`) and a starting head plus a ridge on wha
 (`residual.ResidualKind`), chosen among themselves held out (`choice`), brought to the one
 chooser as rivals of the linear heads (`candidates`), their card sections and bundle writing
 (`report`), the command that decides them alone (`command`, `python -m
-training.heads.learned`), and every rated output's states read once and kept (`store`,
-`python -m training.heads.learned.store`)."""
+training.heads.learned`), every rated output's states read once and kept (`store`,
+`python -m training.heads.learned.store`), and nonlinear heads on the same states held out
+beside the ridge and decided under the same rule (`nonlinear`, `python -m
+training.heads.learned.nonlinear`)."""
 
-__all__ = ["candidates", "choice", "command", "report", "residual", "ridge", "rows", "store"]
+__all__ = [
+    "candidates",
+    "choice",
+    "command",
+    "nonlinear",
+    "report",
+    "residual",
+    "ridge",
+    "rows",
+    "store",
+]

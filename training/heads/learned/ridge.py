@@ -51,6 +51,7 @@ __all__ = [
     "fit",
     "fit_all",
     "held_out_predictions",
+    "row_weights",
 ]
 
 VARIANTS = ("states", "states + logprob")
@@ -100,7 +101,7 @@ def fit_all(
     X = np.concatenate([f.states[:, at[0], at[1]] for f in files]).astype(np.float64)
     y = np.concatenate([f.target for f in files])
     lp = np.concatenate([f.logprob for f in files])
-    w = _weights(files)
+    w = row_weights(files)
     strengths = np.asarray(alphas, dtype=float) * len(y) / 1000.0
     coefs, intercepts = fit_ridge(X, y, w, strengths)
     lp_mean, lp_sd = _wstats(lp, w)
@@ -125,7 +126,8 @@ def _wstats(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return mean, sd if sd > 0 else 1.0
 
 
-def _weights(files: Sequence[StateFile]) -> np.ndarray:
+def row_weights(files: Sequence[StateFile]) -> np.ndarray:
+    """Each fitted output's weight: genres weigh the same, datasets the same within a genre."""
     stand_ins = [HeadFile(f.name, f.genre, f.human, [], {}) for f in files]
     return unit_weights(stand_ins)
 
