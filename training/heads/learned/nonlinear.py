@@ -177,7 +177,7 @@ def decide(
     rows = []
     for name, p in (
         ("head: " + label, preds[chosen]),
-        (RIDGE + f" (alpha {alpha:g}, as shipped)", preds[RIDGE]),
+        (RIDGE + f" (alpha {alpha:g})", preds[RIDGE]),
         *[(f"{k[0]}, {k[1]:g}", preds[k]) for k in made if k != chosen],
         ("minus the length", {f.name: f.baselines[MINUS_LENGTH] for f in judged}),
         ("SmolLM2 logprob sum", logprob),
