@@ -10,7 +10,8 @@ A head is one type, `Head`, whatever fitted it (forward selection, a ridge on Sm
 a head plus a ridge on what it leaves): under one reading of a text, each input clipped to the
 range it took in the fit, then weighted and summed with an intercept, served as NumPy
 arithmetic (no head is unpickled, no scikit-learn imported). Its card section is read and
-written by `Head.from_section` and `Head.to_section` only; the reading is stored as
+written by `Head` only: `from_section` and `to_section`, and `lean` and `joined` where a large
+head's weights live beside the card (`scorer.head_weights`); the reading is stored as
 `"aggregate"`, the name cards have always used.
 """
 
