@@ -6,7 +6,7 @@ multi-layer perceptron, each a scikit-learn pipeline on the standardised states 
 For each unit (the general head, one genre out; a genre's head, one dataset of it out) every
 setting is held out (`training.heads.estimators.kinds.held_out`); the best criterion picks the
 family, and within it the strongest regularisation within one standard error of the best
-(`training.heads.estimators.ridge.within_one_se`). The head chosen then faces the ridge on the
+(`training.heads.learned.ridge.choose`). The head chosen then faces the ridge on the
 states as the current head under `training.heads.selection.ship_rule.ships`: criterion, minus
 the length and SmolLM2's summed log-probability on both means, the system order (paired 95%
 interval), shuffles, runs, loops and what is said again (its own fixed weight). A bundle
@@ -30,10 +30,9 @@ import numpy as np
 from tqdm import tqdm
 
 from training.heads.estimators.kinds import held_out, units
-from training.heads.estimators.ridge import within_one_se
-from training.heads.learned.ridge import StateRidgeKind, row_weights
+from training.heads.learned.ridge import StateRidgeKind, choose, row_weights
 from training.heads.learned.rows import StateFile
-from training.heads.metrics.figures import criteria, interval, judge
+from training.heads.metrics.figures import interval, judge
 from training.heads.report.tables import row, table_markdown
 from training.heads.selection.ship_rule import ships
 
@@ -102,16 +101,6 @@ class PipelineKind:
         return self.model_.predict(np.asarray(states, dtype=np.float64))
 
 
-def _strongest_within(judged: Mapping[tuple, object]) -> tuple:
-    """The best family's strongest setting whose per-file criteria are, paired with its best
-    setting's, at most one standard error below on average."""
-    best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
-    top = criteria(judged[best])
-    tried = [k[1] for k in judged if k[0] == best[0]]
-    paired = np.array([[criteria(judged[(best[0], a)])[n] - top[n] for n in top] for a in tried])
-    return best[0], max(within_one_se(tried, paired.mean(axis=1), paired))
-
-
 def decide(
     files: Sequence[StateFile],
     judged: Sequence,
@@ -130,6 +119,7 @@ def decide(
     (decision, table, chosen setting, every setting's criterion)."""
     from features.neural_states import STATE_NAMES
     from training.heads.data.files import MINUS_LENGTH
+    from training.heads.data.said_again import KINDS
     from training.heads.estimators.select import held_out as held_out_columns
     from training.heads.metrics.systems import system_view
 
@@ -143,7 +133,9 @@ def decide(
             preds[key] = held_out(PipelineKind(make, at), files, by_genre)
             bar.update(len(units(files, by_genre)))
     scores = {k: judge(p, judged, by_genre) for k, p in preds.items()}
-    chosen = _strongest_within({k: v for k, v in scores.items() if k != RIDGE})
+    chosen, _ = choose(
+        {k: v for k, v in scores.items() if k != RIDGE}, alphas=sorted({k[1] for k in made})
+    )
     view = system_view(judged, by_genre, n_samples=samples, seed=seed)
     minus = judge({f.name: f.baselines[MINUS_LENGTH] for f in judged}, judged, by_genre)
     logprob = held_out_columns(judged, "whole", ["neural.v2/logprob_sum"], by_genre)
@@ -158,8 +150,6 @@ def decide(
             )
 
         shares = check.shares(on)
-    from training.heads.data.said_again import KINDS
-
     again = {k: v for k, v in shares.items() if k in KINDS}
     loops = {k: v for k, v in shares.items() if k not in KINDS and k != "shuffles"}
     ruling = ships(

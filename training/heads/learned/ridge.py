@@ -197,14 +197,15 @@ def choose(
 ) -> tuple[tuple, dict]:
     """The chosen (layer, pooling, variant, alpha) and how: the best held-out criterion picks
     the layer, pooling and variant; among their alphas, the strongest whose per-file criteria
-    are, paired with the best alpha's, at most one standard error below on average."""
+    are, paired with the best alpha's, at most one standard error below on average. Any key
+    whose last item is the regularisation, larger stronger, is chosen the same way."""
     best = max(judged, key=lambda k: np.nan_to_num(judged[k].criterion, nan=-9))
     top = criteria(judged[best])
-    tried = [a for a in alphas if (*best[:3], a) in judged]
-    paired = np.array([[criteria(judged[(*best[:3], a)])[n] - top[n] for n in top] for a in tried])
+    tried = [a for a in alphas if (*best[:-1], a) in judged]
+    paired = np.array([[criteria(judged[(*best[:-1], a)])[n] - top[n] for n in top] for a in tried])
     gaps = paired.mean(axis=1)
     within = within_one_se(tried, gaps, paired)
-    chosen = (*best[:3], max(within))
+    chosen = (*best[:-1], max(within))
     how = {
         "best": {"key": list(best), "criterion": round(judged[best].criterion, 4)},
         "alphas_within_one_se": within,
