@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scorer.errors import InputError
@@ -42,11 +42,13 @@ def add_learned_options(ap: argparse.ArgumentParser) -> None:
     their words), the genres they are tried for, and how many sentences are run and looped."""
     ap.add_argument(
         "--train-outputs",
-        type=int,
+        type=_outputs,
         default=0,
-        help="outputs a file the ridges on the states alone are fitted on, their states of "
-        "every layer and pooling computed and kept under build/states (0: the residual "
-        "variant's rows, the states extractor's layer and pooling alone)",
+        help="outputs a file the ridges on the states alone are fitted on ('all': every rated "
+        "output, whatever --train-words says), their states of every layer and pooling taken "
+        "from build/states/store where it holds the file, else computed and kept under "
+        "build/states (0: the residual variant's rows, the states extractor's layer and "
+        "pooling alone)",
     )
     ap.add_argument("--train-words", type=int, default=80000, help="their words a file")
     ap.add_argument(
@@ -71,6 +73,16 @@ def add_learned_options(ap: argparse.ArgumentParser) -> None:
     )
 
 
+def _outputs(value: str) -> int:
+    """`--train-outputs`: a count, or "all" (-1: every rated output of a file)."""
+    if value == "all":
+        return -1
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError("give a count of 0 or more, or 'all'")
+    return n
+
+
 @dataclass
 class Decided:
     """What the learned candidates of one unit came to: the report's entry (its table headed
@@ -88,6 +100,9 @@ class Decided:
     grid: dict
     problem: str = ""
     preds: dict | None = None
+    current: dict | None = None  # the current head's held-out scores, {file: scores}
+    refs: dict | None = None  # {label: Judgement} the head was judged against
+    checks: dict | None = None  # its shares of shuffles, runs, loops and said again
 
     @property
     def ships(self) -> bool:
@@ -112,6 +127,8 @@ class LearnedCandidates:
     seed: int
     floor: float
     command: str
+    # {unit: the current head's held-out scores as it was fitted}, where another cut fitted it
+    bars: Mapping[str, dict] = field(default_factory=dict)
 
     def decide(
         self, judged: Sequence[HeadFile], by_genre: bool, head: tuple[str, Sequence[str]] | None
@@ -163,10 +180,12 @@ class LearnedCandidates:
             residual=None if base is None else (fitted_on, base, at),
             scrambles=share if self.check is not None else None,
             floor=self.floor,
+            current_preds=self.bars.get(unit),
         )
         entry, chosen = result["entry"], result["chosen"]
         found = Decided(entry, result["ok"], None, chosen, result["how"], result["grid"])
-        found.preds = result["preds"]
+        found.preds, found.current = result["preds"], result["current"]
+        found.refs, found.checks = result["refs"], result["checks"]
         if not found.ok:
             return found
         if (chosen[0], chosen[1]) != at:

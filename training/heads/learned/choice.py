@@ -93,6 +93,7 @@ def evaluate(
     residual: tuple | None = None,
     scrambles: Callable[[tuple], Mapping[str, float] | None] | None = None,
     floor: float = 0.95,
+    current_preds: Mapping[str, np.ndarray] | None = None,
 ) -> dict:
     """The learned head for `files` held out (one genre out with `by_genre`, else one dataset
     out; `grid_axes`: the layers and poolings the files' states hold), chosen
@@ -102,9 +103,13 @@ def evaluate(
     (`training.heads.selection.ship_rule.ships`). `residual`: (fit files, the head it starts from,
     (layer, pooling)) for the residual variant (None: not tried); `scrambles(key)`: the shares of
     real sentences the head of that setting scores above their shuffles, runs and loops (`below`;
-    None: not checked). Returns {"chosen", "how",
-    "ok", "entry" (the report's entry, its table headed by the head), "grid" (every setting's
-    criterion), "preds" (the chosen head's held-out scores, {file: scores})}."""
+    None: not checked). `current_preds`: the current head's held-out scores as it was fitted
+    (a learned head fitted on another cut), in place of its setting refitted on `files`.
+    Returns {"chosen", "how", "ok", "entry" (the report's entry, its table headed by the
+    head), "grid" (every setting's criterion), "preds" (the chosen head's held-out scores,
+    {file: scores}), "current" (the current head's), "refs" ({label: judgement} of what it was
+    judged against) and "checks" (the chosen head's shares of shuffles, runs, loops and said
+    again)}."""
     from training.heads.metrics.systems import system_view
 
     layers, poolings = grid_axes
@@ -129,7 +134,9 @@ def evaluate(
         MINUS_LENGTH: {f.name: f.baselines[MINUS_LENGTH] for f in judged},
         LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
         CURRENT: (
-            preds[tuple(inputs)]
+            current_preds
+            if current_preds is not None
+            else preds[tuple(inputs)]
             if reading == "states"
             else held_out(judged, reading, list(inputs), by_genre)
         ),
@@ -163,7 +170,7 @@ def evaluate(
     share = shares.pop("shuffles", None)
     again = {k: shares.pop(k) for k in list(shares) if k in SAID_AGAIN_KINDS}
     # A learned current head that fails the checks itself is no bar: it is not kept for them.
-    bar = not (reading == "states" and tuple(inputs) in failing)
+    bar = current_preds is not None or not (reading == "states" and tuple(inputs) in failing)
     ruling = ships(
         scores[chosen],
         minus=refs[MINUS_LENGTH],
@@ -228,4 +235,7 @@ def evaluate(
         "entry": entry,
         "grid": grid_out,
         "preds": preds[chosen],
+        "current": comparisons[CURRENT],
+        "refs": refs,
+        "checks": dict(checked.get(chosen, {})),
     }

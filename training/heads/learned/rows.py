@@ -99,13 +99,16 @@ def state_files(
     jobs: int,
     cache_dir: Path,
 ) -> list[StateFile]:
-    """Each file cut to `train_outputs`/`train_words` by whole inputs, with its states, texts
-    filled and read whole as the scorer reads them, kept under `cache_dir` by the file's
-    SHA-256, the cut and the graph."""
+    """Each file cut to `train_outputs`/`train_words` by whole inputs (`train_outputs` below 0:
+    every output), with its states, texts filled and read whole as the scorer reads them: taken
+    from the store of every rated output (`cache_dir / "store"`,
+    `training.heads.learned.store`) where the file's entry is complete, else kept under
+    `cache_dir` by the file's SHA-256, the cut and the graph."""
     from features.neural_lm import load_neural
     from features.placeholders import fill_placeholders
     from scorer.evidence.benchmark_data import read_judged, sample_outputs
     from scorer.evidence.genres import FLUENCY_FIELDS
+    from training.heads.learned.store import load_stored, store_folder
 
     lm = scorer.resources.get("neural", load_neural)
     by_name = {f.name: f for f in judged}
@@ -113,7 +116,10 @@ def state_files(
     for path in paths:
         data = read_judged(path, human_field=FLUENCY_FIELDS.get(path.stem, "score"))
         words = [len(t.split()) for t in data.texts]
-        keep = sample_outputs(data.groups, train_outputs, seed, words, train_words)
+        every = train_outputs < 0  # every rated output, whatever its words
+        keep = sample_outputs(
+            data.groups, max(train_outputs, 0), seed, words, 0 if every else train_words
+        )
         shown = sample_outputs(data.groups, max_outputs, seed, words, max_words)
         where = {int(i): k for k, i in enumerate(keep)}
         if any(int(i) not in where for i in shown):
@@ -123,7 +129,10 @@ def state_files(
             [data.sha256, train_outputs, train_words, seed, lm.layers, scorer.placeholders]
         )
         file = cache_dir / f"{data.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz"
-        if file.is_file():
+        stored = store_folder(cache_dir / "store", path, scorer.placeholders, lm.layers)
+        if stored.complete:  # every rated output read once: the cut is a choice of rows
+            states, logprob = load_stored(stored, keep)
+        elif file.is_file():
             with np.load(file) as z:
                 states, logprob = z["states"], z["logprob"]
         else:

@@ -69,3 +69,43 @@ def test_a_changed_file_has_another_entry(tmp_path, lm):
         f.write(json.dumps(_line(9, "One more.")) + "\n")
     after = store.store_folder(tmp_path / "store", path, {}, lm.layers)
     assert after.folder != before and len(after.texts) == 6
+
+
+def test_the_learned_heads_take_a_complete_entry_and_run_no_pass(tmp_path, monkeypatch, lm):
+    from types import SimpleNamespace
+
+    import training.heads.learned.rows as rows
+    from training.heads.data.judged import HeadFile
+
+    path = _judged(tmp_path / "tiny.jsonl")
+    cache = tmp_path / "states"
+    store.fill_store([store.store_folder(cache / "store", path, {}, lm.layers)], jobs=1)
+
+    def no_pass(texts, jobs):
+        raise AssertionError("SmolLM2 ran again on outputs the store holds")
+
+    monkeypatch.setattr(rows, "text_states", no_pass)
+    scorer = SimpleNamespace(resources=SimpleNamespace(get=lambda *_: lm), placeholders={})
+    human = np.arange(len(TEXTS), dtype=float)
+    groups = [str(k % 2) for k in range(len(TEXTS))]
+    judged = HeadFile("tiny", "tiny", human, groups, {}, {})
+    cut = {"max_outputs": 0, "max_words": 0, "seed": 1, "jobs": 1, "cache_dir": cache}
+    (every,) = rows.state_files(
+        scorer, [path], {}, [judged], train_outputs=-1, train_words=3, **cut
+    )
+    want_states, want_sums, _ = pooled_states(lm, TEXTS)
+    np.testing.assert_array_equal(every.states, want_states)
+    np.testing.assert_array_equal(every.logprob, want_sums)
+    np.testing.assert_array_equal(every.human, human)
+    # A cut of whole inputs is a choice of the store's rows.
+    from scorer.evidence.benchmark_data import sample_outputs
+
+    keep = sample_outputs(groups, 2, 1)
+    assert 0 < len(keep) < len(TEXTS)
+    judged_cut = HeadFile("tiny", "tiny", human[keep], [groups[i] for i in keep], {}, {})
+    two = {**cut, "max_outputs": 2}
+    (some,) = rows.state_files(
+        scorer, [path], {}, [judged_cut], train_outputs=2, train_words=0, **two
+    )
+    np.testing.assert_array_equal(some.human, human[keep])
+    np.testing.assert_array_equal(some.states, want_states[keep])
