@@ -97,8 +97,12 @@ def test_shipped_heads_are_applied_as_the_service_applies_them():
     f = HeadFile("x", genre, np.zeros(len(texts)), texts, columns)
     found = shipped_columns(served.card, f)
     assert set(found) == {"general head, in-sample", "genre head, in-sample"}
-    assert found["general head, in-sample"] == pytest.approx(served.score(texts, genre="general"))
-    assert found["genre head, in-sample"] == pytest.approx(served.score(texts, genre=genre))
+    # The two paths batch their parses differently; float32 kernels then differ in the 8th place.
+    near = {"rel": 1e-5, "abs": 1e-6}
+    assert found["general head, in-sample"] == pytest.approx(
+        served.score(texts, genre="general"), **near
+    )
+    assert found["genre head, in-sample"] == pytest.approx(served.score(texts, genre=genre), **near)
     # The same heads as `training.calibration.start` reads them, from the card's sections.
     general = Head.from_section(served.card["heads"]["general"], label="general")
     assert general.predict(columns) == pytest.approx(found["general head, in-sample"])

@@ -6,7 +6,9 @@ chooser as rivals of the linear heads (`candidates`), their card sections and bu
 training.heads.learned`), every rated output's states read once and kept (`store`,
 `python -m training.heads.learned.store`), and nonlinear heads on the same states held out
 beside the ridge and decided under the same rule (`nonlinear`, `python -m
-training.heads.learned.nonlinear`)."""
+training.heads.learned.nonlinear`), and the heads at each size of what they are fitted on,
+against the current head under the same rule (`sizes`, `python -m
+training.heads.learned.sizes`)."""
 
 __all__ = [
     "candidates",
@@ -17,5 +19,6 @@ __all__ = [
     "residual",
     "ridge",
     "rows",
+    "sizes",
     "store",
 ]

@@ -8,27 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from training.heads.data.judged import HeadFile
+from training.heads.learned.store import load_stored, store_folder, text_states
 
 __all__ = [
     "StateFile",
-    "chunk_states",
-    "init_worker",
     "state_files",
     "state_files_from_rows",
-    "text_states",
 ]
-
-_CHUNK = 16  # texts a worker task
 
 
 @dataclass
@@ -48,41 +41,6 @@ class StateFile:
     def target(self) -> np.ndarray:
         sd = float(np.std(self.human))
         return (self.human - self.human.mean()) / (sd if sd > 0 else 1.0)
-
-
-def init_worker() -> None:
-    """A worker process's SmolLM2, one thread (`chunk_states` reads it)."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    global _LM
-    from features.neural_lm import load_neural
-    from features.resources import Resources
-
-    _LM = Resources().get("neural", load_neural)
-
-
-def chunk_states(texts: list[str]):
-    """`pooled_states` of `texts` in a worker `init_worker` started."""
-    from features.neural_states import pooled_states
-
-    return pooled_states(_LM, texts)
-
-
-def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`features.neural_states.pooled_states` of `texts`, in `jobs` spawned processes."""
-    import multiprocessing
-
-    chunks = [list(texts[i : i + _CHUNK]) for i in range(0, len(texts), _CHUNK)]
-    parts = []
-    with ProcessPoolExecutor(
-        max_workers=max(1, jobs),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=init_worker,
-    ) as pool:
-        for part in tqdm(
-            pool.map(chunk_states, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
-        ):
-            parts.append(part)
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
 
 def state_files(
@@ -108,7 +66,6 @@ def state_files(
     from features.placeholders import fill_placeholders
     from scorer.evidence.benchmark_data import read_judged, sample_outputs
     from scorer.evidence.genres import FLUENCY_FIELDS
-    from training.heads.learned.store import load_stored, store_folder
 
     lm = scorer.resources.get("neural", load_neural)
     by_name = {f.name: f for f in judged}

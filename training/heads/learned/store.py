@@ -6,7 +6,8 @@ are kept in shards of `SHARD` texts: the states after each of the graph's layers
 (`features.neural_states.pooled_states`, float32), and the summed log-probability. A shard is
 written whole (to a temporary name, then renamed), so an interrupted run resumes at the first
 shard missing; the folder's name holds the file's SHA-256, the graph's layers and the
-placeholders, so a changed file or graph starts afresh. Progress shows per text.
+placeholders, so a changed file or graph starts afresh. Progress shows per text. The worker
+processes that read texts through SmolLM2 (`text_states`) serve `rows` too.
 
     python -m training.heads.learned.store --dev ../shared/dev --jobs 2
 """
@@ -17,6 +18,7 @@ import argparse
 import hashlib
 import json
 import multiprocessing
+import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -24,13 +26,54 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from training.heads.learned.rows import chunk_states, init_worker
-
-__all__ = ["SHARD", "StoredFile", "fill_store", "load_stored", "main", "store_folder"]
+__all__ = [
+    "SHARD",
+    "StoredFile",
+    "chunk_states",
+    "fill_store",
+    "init_worker",
+    "load_stored",
+    "main",
+    "store_folder",
+    "text_states",
+]
 
 SHARD = 512  # texts a shard
 _TASK = 16  # texts a worker task
 DEFAULT_STORE = Path("build/states/store")
+
+
+def init_worker() -> None:
+    """A worker process's SmolLM2, one thread (`chunk_states` reads it)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    global _LM
+    from features.neural_lm import load_neural
+    from features.resources import Resources
+
+    _LM = Resources().get("neural", load_neural)
+
+
+def chunk_states(texts: list[str]):
+    """`pooled_states` of `texts` in a worker `init_worker` started."""
+    from features.neural_states import pooled_states
+
+    return pooled_states(_LM, texts)
+
+
+def text_states(texts: Sequence[str], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`features.neural_states.pooled_states` of `texts`, in `jobs` spawned processes."""
+    chunks = [list(texts[i : i + _TASK]) for i in range(0, len(texts), _TASK)]
+    parts = []
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=init_worker,
+    ) as pool:
+        for part in tqdm(
+            pool.map(chunk_states, chunks), total=len(chunks), desc="SmolLM2 states", unit=" chunk"
+        ):
+            parts.append(part)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
 
 
 class StoredFile:
