@@ -64,7 +64,7 @@ from training.heads.report.cards import (
     write_card,
 )
 from training.heads.report.tables import print_report, rounded
-from training.heads.selection.choose import Rival, choose
+from training.heads.selection.choose import choose
 
 __all__ = ["choose_genre_heads", "main", "section"]
 
@@ -101,16 +101,18 @@ def choose_genre_heads(
     seed: int = 12345,
     command: str = "",
     check: ScrambleCheck | None = None,
-    rivals: Sequence[Rival] = (),
+    learned=None,
     only: Sequence[str] = (),
     general_reported: Mapping | None = None,
     general_section: Mapping | None = None,
 ) -> tuple[dict, dict]:
     """({head name: card section} of the heads that ship, {head name: decision} of every head
     tried): "general" (whole genres held out), then each genre of two or more datasets; the
-    `rivals` (the learned heads) decided beside the linear candidates of each. A genre's own
-    head then faces the general head on the genre's files (`against_general`): where it is not
-    above it, the general head is the genre's head. `only`: these heads alone; where the
+    `learned` heads (`training.heads.learned.candidates.LearnedCandidates`) decided beside the
+    linear candidates of each. A genre's own head then faces the general head on the genre's
+    files (`against_general`): where it is not above it, the linear head it displaced (where it
+    would have shipped) faces the general head in turn, and where neither is above it, the
+    general head is the genre's head. `only`: these heads alone; where the
     general head is not among them, `general_reported` (the bundle's heads report's entry for
     its general head) gives its held-out figures on each file, one genre out as when it was
     chosen: its scores as served saw the files, so they would overstate it; and
@@ -140,7 +142,7 @@ def choose_genre_heads(
         total = sum(len(fs[0].columns[r]) for r in readings)
         with tqdm(total=total, desc=f"head {name}: single inputs", unit=" input") as bar:
             choice = choose(
-                fs, readings, by_genre=across, held=held, progress=bar, rivals=rivals, **options
+                fs, readings, by_genre=across, held=held, progress=bar, learned=learned, **options
             )
         report[name] = choice.decision
         if choice.won is not None:
@@ -159,6 +161,14 @@ def choose_genre_heads(
         elif name in sections and general and choice.preds:
             ruling, figures = against_general(choice.preds, general, fs, n_samples, seed)
             report[name] = {**report[name], "against_general": figures}
+            if not ruling.ok and choice.linear is not None:  # the linear head it displaced
+                decision, preds = choice.linear
+                ruling, figures = against_general(preds, general, fs, n_samples, seed)
+                tried = {k: v for k, v in report[name].items() if k != "also_tried"}
+                report[name] = {**decision, "against_general": figures, "also_tried": [tried]}
+                sections[name] = section(
+                    choice.fitted, fs, decision, genre=name, held=held, command=command
+                )
             served = sections.get("general") or general_section
             if not ruling.ok and served:  # the general head serves it better
                 report[name] |= {
@@ -365,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         command=command,
         check=check,
-        rivals=() if learned is None else (learned,),
+        learned=learned,
         only=args.heads,
         general_reported=reported,
         general_section=card_heads(scorer.card).get("general") if args.heads else None,

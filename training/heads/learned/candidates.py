@@ -1,11 +1,12 @@
 """The learned heads as candidates of the one chooser (`training.heads.selection.choose.choose`, its
-`rivals`): for one unit (the general head, one genre out; a genre's head, one dataset of the
-genre out) the ridges on SmolLM2's states and the current head plus a ridge on what it leaves
-are held out side by side, one chosen among them (`training.heads.learned.choice.evaluate`), and
-it faces the one ship rule (`training.heads.selection.ship_rule.ships`) against the head it would
-replace: the head the chooser decided on among the linear candidates where one ships, else the
-card's head for the unit. `read_learned` reads what they are fitted on, once for a run, with the
-options `add_learned_options` adds.
+`learned`): for one unit (the general head, one genre out; a genre's head, one dataset of the genre
+out) the ridges on SmolLM2's states and the current head plus a ridge on what it leaves are held out
+side by side, one chosen among them (`training.heads.learned.choice.evaluate`), and it faces the one
+ship rule (`training.heads.selection.ship_rule.ships`) against the head it would replace: the head
+the chooser decided on among the linear candidates where one ships, else the card's head for the
+unit, on the chooser's evidence (`training.heads.selection.evidence.gather`), which keeps its record
+(`training.heads.selection.ship_rule.Candidate`) beside the linear ones. `read_learned` reads what
+they are fitted on, once for a run, with the options `add_learned_options` adds.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from training.heads.learned.report import section
 from training.heads.learned.residual import RESIDUAL, current_from, fit_residual
 from training.heads.learned.ridge import StateHead, fit
 from training.heads.learned.rows import StateFile
+from training.heads.selection.evidence import Evidence
+from training.heads.selection.ship_rule import Candidate
 
 __all__ = [
     "Decided",
@@ -35,6 +38,7 @@ __all__ = [
 ]
 
 GENRES = ("data-to-text", "mt", "summaries", "dialogue", "acceptability")
+LEARNED = "learned head"  # its record's name in the chooser's evidence
 
 
 def add_learned_options(ap: argparse.ArgumentParser) -> None:
@@ -90,7 +94,8 @@ class Decided:
     its states are not the states extractor's, which `problem` says), the chosen (layer,
     pooling, variant, alpha), how it was chosen, every setting's criterion, and the chosen
     head's held-out scores ({file: scores}, with its weight on what is said again as served),
-    which a genre head faces the general head on (`training.heads.tier.against_general`)."""
+    which a genre head faces the general head on (`training.heads.tier.against_general`), and
+    its `record` as every candidate is kept (`training.heads.selection.ship_rule.Candidate`)."""
 
     entry: dict
     ok: bool
@@ -103,6 +108,7 @@ class Decided:
     current: dict | None = None  # the current head's held-out scores, {file: scores}
     refs: dict | None = None  # {label: Judgement} the head was judged against
     checks: dict | None = None  # its shares of shuffles, runs, loops and said again
+    record: Candidate | None = None
 
     @property
     def ships(self) -> bool:
@@ -123,21 +129,19 @@ class LearnedCandidates:
     heads: Mapping[str, Head]
     check: ScrambleCheck | None
     genres: Sequence[str]
-    samples: int
-    seed: int
     floor: float
     command: str
     # {unit: the current head's held-out scores as it was fitted}, where another cut fitted it
     bars: Mapping[str, dict] = field(default_factory=dict)
 
-    def decide(
-        self, judged: Sequence[HeadFile], by_genre: bool, head: tuple[str, Sequence[str]] | None
-    ) -> Decided | None:
-        """The learned head of the unit `judged` holds (one genre out with `by_genre`, else one
-        dataset out), decided against `head` ((reading, inputs) of the head it would replace;
-        None: the card's head for the unit). None: the unit's genre is not tried, or its files
-        have no states here (folds of one file)."""
+    def decide(self, evidence: Evidence, head: tuple[str, Sequence[str]] | None) -> Decided | None:
+        """The learned head of the unit `evidence` holds (one genre out where it is held out by
+        genre, else one dataset out), decided against `head` ((reading, inputs) of the head it
+        would replace; None: the card's head for the unit), its record kept in `evidence`. None:
+        the unit's genre is not tried, or its files have no states here (folds of one file)."""
         from features.neural_lm import STATE_LAYER, STATE_POOLING
+
+        judged, by_genre = evidence.files, evidence.by_genre
 
         unit = "general" if by_genre else judged[0].genre
         if not by_genre and unit not in self.genres:
@@ -173,8 +177,7 @@ class LearnedCandidates:
             by_genre,
             (self.layers, self.poolings),
             current_setting(current) if head is None else (head[0], list(head[1])),
-            samples=self.samples,
-            seed=self.seed,
+            evidence=evidence,
             # A genre head reads the states the general head chose (one extractor a bundle).
             at=None if by_genre else (self.layers.index(at[0]), self.poolings.index(at[1])),
             residual=None if base is None else (fitted_on, base, at),
@@ -186,6 +189,15 @@ class LearnedCandidates:
         found = Decided(entry, result["ok"], None, chosen, result["how"], result["grid"])
         found.preds, found.current = result["preds"], result["current"]
         found.refs, found.checks = result["refs"], result["checks"]
+        found.record = Candidate(
+            entry["reading"],
+            tuple(entry["inputs"]),
+            result["judgement"],
+            robust=found.checks.get("shuffles", 1.0) >= self.floor,
+            system_gain=result["gap"],
+            name=LEARNED,
+        )
+        evidence.add(found.record, found.preds)
         if not found.ok:
             return found
         if (chosen[0], chosen[1]) != at:
@@ -210,7 +222,7 @@ class LearnedCandidates:
             bare, found.preds = found.preds, with_said_again(found.preds, judged, -weight)
             entry["said_again"] = {
                 "weight": round(weight, 6),
-                "held_out": weight_cost(found.preds, bare, judged, by_genre, self),
+                "held_out": weight_cost(found.preds, bare, evidence),
             }
         return found
 
@@ -221,16 +233,13 @@ def with_said_again(preds: Mapping, judged: Sequence[HeadFile], weight: float) -
     return {f.name: preds[f.name] + weight * f.columns[READ_WHOLE][SAID_AGAIN] for f in judged}
 
 
-def weight_cost(carried, bare, judged, by_genre: bool, run: LearnedCandidates) -> dict:
+def weight_cost(carried, bare, evidence: Evidence) -> dict:
     """What a learned head's weight on what is said again costs held out: its held-out
     figures (mean rho, mean per-input tau, system pair accuracy) with the weight and without."""
-    from training.heads.metrics.systems import system_view
     from training.heads.selection.choose import figures
 
-    view = system_view(judged, by_genre, n_samples=run.samples, seed=run.seed)
-    return {
-        k: figures(p, judged, by_genre, view) for k, p in (("with", carried), ("without", bare))
-    }
+    files, by_genre, view = evidence.files, evidence.by_genre, evidence.view
+    return {k: figures(p, files, by_genre, view) for k, p in (("with", carried), ("without", bare))}
 
 
 def read_learned(
@@ -294,8 +303,6 @@ def read_learned(
         {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()},
         None,
         args.genres,
-        args.samples,
-        args.seed,
         args.floor,
         command,
     )

@@ -3,7 +3,9 @@ dataset of the genre out): every variant held out side by side (`training.heads.
 `training.heads.learned.residual`), the best held-out criterion picking the layer, pooling and
 variant, the alpha by the one-standard-error rule, then the one ship rule
 (`training.heads.selection.ship_rule.ships`) against the current head, minus the length and the best
-single input, with the table it was decided on (`evaluate`).
+single input, with the table it was decided on (`evaluate`). What it is judged against is held out
+once on the chooser's evidence (`training.heads.selection.evidence.Evidence`), the linear
+candidates' own, with the same system draws.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from scorer.heads import Head
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.judged import HeadFile
 from training.heads.data.said_again import KINDS as SAID_AGAIN_KINDS
-from training.heads.estimators.select import held_out
 from training.heads.learned.residual import RESIDUAL, held_out_residual
 from training.heads.learned.ridge import VARIANTS, StateHead, choose, held_out_predictions
 from training.heads.learned.rows import StateFile
-from training.heads.metrics.figures import Judgement, interval, judge
+from training.heads.metrics.figures import Judgement, judge
 from training.heads.report.tables import row
 from training.heads.selection.ship_rule import ships, wins
 
@@ -71,11 +72,12 @@ def current_setting(head: Head) -> tuple[str, list]:
     return head.reading, head.read()
 
 
-def _row(label, preds, files, by_genre, view, others: Mapping[str, Judgement], n_samples, seed):
+def _row(label, preds, evidence, others: Mapping[str, Judgement]):
     """`preds`' row (`training.heads.report.tables.row`), with intervals, figures per system and its
-    per-file wins against each of `others`."""
-    j = judge(preds, files, by_genre)
-    ci = interval(preds, files, by_genre, n_samples=n_samples, seed=seed)
+    per-file wins against each of `others`, on `evidence`'s files and draws."""
+    j = evidence.judge(preds)
+    ci = evidence.interval(preds)
+    view = evidence.view
     system = view.figures(preds).as_dict() if view else None
     return row(label, j, ci, system=system, wins={k: wins(j, o) for k, o in others.items()})
 
@@ -87,8 +89,7 @@ def evaluate(
     grid_axes: tuple[Sequence[int], Sequence[str]],
     current: tuple[str, Sequence],
     *,
-    samples: int,
-    seed: int,
+    evidence,
     at: tuple[int, int] | None = None,
     residual: tuple | None = None,
     scrambles: Callable[[tuple], Mapping[str, float] | None] | None = None,
@@ -99,7 +100,8 @@ def evaluate(
     out; `grid_axes`: the layers and poolings the files' states hold), chosen
     (`training.heads.learned.ridge.choose`), judged against minus the length, the summed
     log-probability, the GLEU score and the `current` head ((reading, inputs), refitted held out
-    the same way), per text and per system, and the ship rule's decision
+    the same way), per text and per system, all held out once on `evidence` (the chooser's,
+    `training.heads.selection.evidence.Evidence`, on `judged`), and the ship rule's decision
     (`training.heads.selection.ship_rule.ships`). `residual`: (fit files, the head it starts from,
     (layer, pooling)) for the residual variant (None: not tried); `scrambles(key)`: the shares of
     real sentences the head of that setting scores above their shuffles, runs and loops (`below`;
@@ -108,10 +110,9 @@ def evaluate(
     Returns {"chosen", "how", "ok", "entry" (the report's entry, its table headed by the
     head), "grid" (every setting's criterion), "preds" (the chosen head's held-out scores,
     {file: scores}), "current" (the current head's), "refs" ({label: judgement} of what it was
-    judged against) and "checks" (the chosen head's shares of shuffles, runs, loops and said
-    again)}."""
-    from training.heads.metrics.systems import system_view
-
+    judged against), "checks" (the chosen head's shares of shuffles, runs, loops and said
+    again), "judgement" and "gap" (its system accuracy less the current head's, 95%; None: not
+    gated per system)}."""
     layers, poolings = grid_axes
     grid = None if at is None else [at]
     preds = held_out_predictions(files, by_genre, layers, poolings, grid=grid)
@@ -128,26 +129,24 @@ def evaluate(
     chosen, how = choose(eligible)
     if failing:
         how["failed the checks"] = [f"{k[2]}, alpha {k[3]:g}" for k in failing]
-    view = system_view(judged, by_genre, n_samples=samples, seed=seed)
+    view = evidence.view
     reading, inputs = current  # reading "states": a learned head, inputs its settings
     comparisons = {
         MINUS_LENGTH: {f.name: f.baselines[MINUS_LENGTH] for f in judged},
-        LOGPROB_LABEL: held_out(judged, "whole", [LOGPROB], by_genre),
+        LOGPROB_LABEL: evidence.held("whole", [LOGPROB]),
         CURRENT: (
             current_preds
             if current_preds is not None
             else preds[tuple(inputs)]
             if reading == "states"
-            else held_out(judged, reading, list(inputs), by_genre)
+            else evidence.held(reading, list(inputs))
         ),
-        GLEU_WHOLE: held_out(judged, "whole", ["gleu"], by_genre),
+        GLEU_WHOLE: evidence.held("whole", ["gleu"]),
     }
     if residual is not None:  # the residual variant's own inputs beside the states: its base's
         base = residual[1]
         for c in base.inputs:
-            comparisons.setdefault(
-                f"{c} ({base.reading})", held_out(judged, base.reading, [c], by_genre)
-            )
+            comparisons.setdefault(f"{c} ({base.reading})", evidence.held(base.reading, [c]))
     refs = {k: judge(v, judged, by_genre) for k, v in comparisons.items()}
     others = {
         MINUS_LENGTH: refs[MINUS_LENGTH],
@@ -186,7 +185,7 @@ def evaluate(
     rows = []
     for variant, key in [(chosen[2], chosen), *[(v, k) for v, k in best_of.items() if k != chosen]]:
         label = "head" if key == chosen else f"{LABELS[variant]} (layer {key[0]}, {key[1]})"
-        mine = _row(label, preds[key], judged, by_genre, view, others, samples, seed)
+        mine = _row(label, preds[key], evidence, others)
         rows.append(mine)
         if key == chosen:  # what the README's table reads: the head against its inputs
             mine["wins"] |= {
@@ -198,7 +197,7 @@ def evaluate(
                     label = f"current head ({', '.join(map(str, inputs))}, {reading})"
                 if label == best_input:
                     label = f"best single input: {label}"
-                rows.append(_row(label, p, judged, by_genre, view, others, samples, seed))
+                rows.append(_row(label, p, evidence, others))
     layer, pooling, variant, alpha = chosen
     held = "one genre out, over every genre" if by_genre else "one dataset of the genre out"
     entry = {
@@ -238,4 +237,6 @@ def evaluate(
         "current": comparisons[CURRENT],
         "refs": refs,
         "checks": dict(checked.get(chosen, {})),
+        "judgement": scores[chosen],
+        "gap": gap,
     }

@@ -11,17 +11,17 @@ states extractor's layer and pooling; `--train-outputs N` fits the ridges on the
 on N outputs a file instead, every layer and pooling the graph returns computed and kept under
 `build/states` (a SmolLM2 pass over each whole text: about 7 ms a word on two cores).
 
-The best held-out criterion picks the variant (and layer and pooling), the strongest alpha
-within one standard error of the best its alpha (`training.heads.learned.ridge.choose`). These are
-the learned candidates of the one chooser (`training.heads.selection.choose.choose`, its `rivals`:
+The best held-out criterion picks the variant (and layer and pooling), the strongest alpha within
+one standard error of the best its alpha (`training.heads.learned.ridge.choose`). These are the
+learned candidates of the one chooser (`training.heads.selection.choose.choose`, its `learned`:
 `training.heads.learned.candidates`), here without the linear ones; `python -m training.heads
 --learned` runs both in one run. The head then faces the one ship rule every chooser applies
 (`training.heads.selection.ship_rule.ships`): above the current head's criterion, above minus the
 length and its best single input (the summed log-probability or the GLEU score, whole) on both
 means, per system not worse than the current head (the general head), and real sentences above their
-shuffles and above their runs and loops (`--loops` of them, each run or looped to three times
-its length and to the service's longest text). Per-file wins against each of them are written
-beside the means, as evidence.
+shuffles and above their runs and loops (`--loops` of them, each run or looped to three times its
+length and to the service's longest text). Per-file wins against each of them are written beside the
+means, as evidence.
 
     python -m training.heads.learned --model neural --jobs 2 --write
 """
@@ -95,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len({f.genre if by_genre else f.name for f in mine}) < 2:
             print(f"\n## {unit}: one {'genre' if by_genre else 'dataset'}, nothing to hold out")
             continue
-        (found,) = choose(shown, (), by_genre=by_genre, rivals=[learned]).rivals
+        found = choose(
+            shown, (), by_genre=by_genre, n_samples=args.samples, seed=args.seed, learned=learned
+        ).learned
         entry = found.entry
         grids[unit] = found.grid
         judged_units[unit] = entry

@@ -225,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         list(argv) if argv is not None else sys.argv[1:]
     )
     fits: dict[str, list[Fit]] = {}
+    same = {"n_samples": args.samples, "seed": args.seed}
     check, judged, learned_at = None, None, {}
     for size in args.sizes:
         args.train_outputs, args.train_words = size
@@ -239,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = judged if by_genre else [f for f in judged if f.genre == unit]
             if len({f.genre if by_genre else f.name for f in shown}) < 2:
                 continue
-            (found,) = choose(shown, (), by_genre=by_genre, rivals=[learned]).rivals
+            found = choose(shown, (), by_genre=by_genre, learned=learned, **same).learned
             names = {f.name for f in shown}
             fitted = {f.name: len(f.human) for f in learned.files if f.name in names}
             fits.setdefault(unit, []).append(Fit(size, fitted, found))
@@ -278,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for unit in units:
                 by_genre = unit == "general"
                 shown = judged if by_genre else [f for f in judged if f.genre == unit]
-                (found,) = choose(shown, (), by_genre=by_genre, rivals=[learned]).rivals
+                found = choose(shown, (), by_genre=by_genre, learned=learned, **same).learned
                 if found.section is not None:
                     sections[unit], entries[unit] = found.section, found.entry
         if sections:

@@ -1,22 +1,22 @@
-"""Choosing a head afresh on judged datasets, the one path every shipped head is chosen on:
-the judged files as `training.heads.data.judged.HeadFile`s held out by a protocol (one file cut into
-folds of whole inputs, else one genre or one dataset out), the selection (`select_head`), then
-the evidence (`training.heads.selection.evidence.gather`), the rule that picks (a parameter;
+"""Choosing a head afresh on judged datasets, the one path every shipped head is chosen on: the
+judged files as `training.heads.data.judged.HeadFile`s held out by a protocol (one file cut into
+folds of whole inputs, else one genre or one dataset out), the selection (`select_head`), then the
+evidence (`training.heads.selection.evidence.gather`), the rule that picks (a parameter;
 `training.heads.selection.ship_rule.pick`), the report and its tables
-(`training.heads.report.tables`); last, the head fitted on every file. Other kinds of candidate come
-in as `rivals`, chosen among themselves held out and facing the same rule against that head, their
-rows written by the same writer (the learned heads on SmolLM2's states:
-`training.heads.learned.candidates`). `python -m training.heads` chooses each genre's head so (with
-`--learned`, the learned heads beside the linear ones), `python -m training.heads.learned` the
-learned heads alone, and `fluency benchmark --protocol lodo` (`training.heads.selection.held_out`);
-`fluency calibrate` starts from a shipped head instead (`training.calibration.start`), and reads the
-folds from here."""
+(`training.heads.report.tables`); last, the head fitted on every file. The learned heads on
+SmolLM2's states (`learned`, `training.heads.learned.candidates`) are chosen among their own
+settings held out, then judged on the same evidence, their record kept in it beside the linear ones,
+and face the same rule against that head, their rows written by the same writer. `python -m
+training.heads` chooses each genre's head so (with `--learned`, the learned heads beside the linear
+ones), `python -m training.heads.learned` the learned heads alone, and `fluency benchmark --protocol
+lodo` (`training.heads.selection.held_out`); `fluency calibrate` starts from a shipped head instead
+(`training.calibration.start`), and reads the folds from here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from features.errors import InputError
 from scorer.contributions import group_of
@@ -27,38 +27,35 @@ from training.heads.data.judged import FOLDS, HeadFile, input_folds
 from training.heads.estimators.select import Fitted, fit_head, select_head
 from training.heads.metrics.figures import judge
 from training.heads.report.tables import decision_report, rounded
-from training.heads.selection.evidence import gather
+from training.heads.selection.evidence import Evidence, gather
 from training.heads.selection.ship_rule import FITTED, pick
 
-__all__ = ["Choice", "Rival", "choose", "hold_out"]
-
-
-class Rival(Protocol):
-    """Candidates chosen among themselves held out (a learned head's settings: its layer,
-    pooling, variant and alpha), then facing the one ship rule against the head `choose`
-    decided on among the linear candidates. `decide` gives None where it has no candidate for
-    the unit, else a result with `ships`, `entry` (the report's entry, its table headed by the
-    head, as `training.heads.report.tables.row` writes every row) and `section` (the card's)."""
-
-    def decide(
-        self, files: Sequence[HeadFile], by_genre: bool, head: tuple[str, Sequence[str]] | None
-    ): ...
+__all__ = ["Choice", "choose", "hold_out"]
 
 
 @dataclass(frozen=True)
 class Choice:
-    """What `choose` found: the decision (ship or not, and the held-out
-    table), the head forward selection ended on before it, and the decided head fitted on every
-    file (None where no input passes the scramble check); each rival's result (`rivals`, None
-    where it had no candidate), and the one that took the linear head's place (`won`)."""
+    """What `choose` found: the decision (ship or not, and the held-out table), the head forward
+    selection ended on before it, and the decided head fitted on every file (None where no input
+    passes the scramble check); the learned head's result (`learned`: `entry`, `ships`,
+    `section`, `preds`; None where none was tried for the unit), and the evidence all were
+    judged on. Where the learned head took the linear head's place, `linear` keeps the linear
+    decision's (decision, held-out predictions) where it would have shipped."""
 
     decision: dict
     selected: tuple[str, tuple[str, ...]] | None  # (reading, inputs)
     fitted: Fitted | None
-    rivals: tuple = ()
-    won: Any = None
-    # {file: the decided head's held-out predictions, a rival's where it won} (None: none ships)
+    learned: Any = None
+    # {file: the decided head's held-out predictions, the learned head's where it won}
+    # (None: none ships)
     preds: dict | None = None
+    evidence: Evidence | None = None
+    linear: tuple[dict, dict] | None = None
+
+    @property
+    def won(self):
+        """The learned head's result where it took the linear head's place, else None."""
+        return self.learned if self.learned is not None and self.learned.ships else None
 
     @property
     def ships(self) -> bool:
@@ -109,22 +106,23 @@ def choose(
     progress=None,
     held: str | None = None,
     rule: Callable = pick,
-    rivals: Sequence[Rival] = (),
+    learned=None,
 ) -> Choice:
     """The head `rule` picks on `files` held out as `hold_out` holds them (the report says
     `held` where given, else the protocol), then fitted on every file: first the evidence, each
     candidate's held-out figures (`training.heads.selection.evidence.gather`), then `rule` over them
     (`training.heads.selection.ship_rule.pick`, or a function of the same arguments), then the
-    report and its tables (`training.heads.report.tables.decision_report`). Then each of `rivals`
-    decides against that head where it ships (else against the head it would replace): the first
-    whose head passes the rule is the decision instead, the linear decision and the other rivals'
-    entries kept beside it (`also_tried`). No `readings`: the rivals alone."""
+    report and its tables (`training.heads.report.tables.decision_report`). Then the `learned`
+    heads (`training.heads.learned.candidates.LearnedCandidates`) decide on the same evidence
+    against that head where it ships (else against the card's head it would replace): where
+    theirs passes the rule it is the decision instead, the linear decision kept beside it
+    (`also_tried`). No `readings`: the learned heads alone."""
     units, protocol, by_genre = hold_out(files, folds=folds, by_genre=by_genre, seed=seed)
     decision, selected, fitted = {"ship": False, "decision": "no linear candidates"}, None, None
     preds = None
+    same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
     if readings:
-        same = {"by_genre": by_genre, "n_samples": n_samples, "seed": seed}
-        decision, selection, preds = _linear(
+        evidence, decision, selection, preds = _linear(
             units, readings, check, max_inputs, progress, rule, same
         )
         decision["held_out"] = held or protocol
@@ -138,22 +136,25 @@ def choose(
                         units, fitted, check, by_genre, n_samples, seed
                     )
         selected = None if selection is None else (selection.reading, tuple(selection.inputs))
+    else:
+        evidence = gather(units, None, {}, **same)
     head = (decision["reading"], tuple(decision["inputs"])) if decision["ship"] else None
-    found = tuple(rival.decide(units, by_genre, head) for rival in rivals)
-    won = next((r for r in found if r is not None and r.ships), None)
-    tried = [r.entry for r in found if r is not None and r is not won]
+    found = None if learned is None else learned.decide(evidence, head)
+    won = found if found is not None and found.ships else None
+    linear = (decision, preds) if won is not None and readings and decision["ship"] else None
+    tried = [found.entry] if found is not None and won is None else []
     if won is not None:
-        tried = [decision, *tried] if readings else tried
+        tried = [decision] if readings else []
         decision = {"ship": True, **won.entry, "held_out": held or won.entry["held_out"]}
     elif tried and not readings:
         decision = {"ship": False, **tried.pop(0)}
     if tried:
         decision["also_tried"] = tried
     if won is not None:
-        preds = getattr(won, "preds", None)
+        preds = won.preds
     elif not (readings and decision["ship"]):
         preds = None
-    return Choice(decision, selected, fitted, found, won, preds)
+    return Choice(decision, selected, fitted, found, preds, evidence, linear)
 
 
 def said_again_entry(check: ScrambleCheck, head: Fitted) -> dict:
@@ -190,9 +191,10 @@ def figures(preds, units, by_genre: bool, view) -> dict:
     return {"rho": rounded(j.rho), "tau": rounded(j.tau), "systems": systems}
 
 
-def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[dict, object, dict]:
-    """The linear candidates' decision on `units` (forward selection, evidence, rule, report),
-    the selection it started from, and the decided head's held-out predictions ({} for none)."""
+def _linear(units, readings, check, max_inputs, progress, rule, same):
+    """The evidence on `units`, the linear candidates' decision (forward selection, evidence,
+    rule, report), the selection it started from, and the decided head's held-out predictions
+    ({} for none)."""
     candidates = {
         r: [c for c in units[0].columns[r] if group_of(c) is None and c not in TEXT_READINGS]
         for r in readings
@@ -205,4 +207,4 @@ def _linear(units, readings, check, max_inputs, progress, rule, same) -> tuple[d
     verdict = rule(evidence.fitted, evidence.singles, evidence.minus, floor=floor)
     head = evidence.fitted if verdict.head == FITTED else evidence.singles.get(verdict.head)
     preds = evidence.preds(head) if head is not None and head.kind is not None else {}
-    return decision_report(evidence, verdict), selection, preds
+    return evidence, decision_report(evidence, verdict), selection, preds

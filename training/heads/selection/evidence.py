@@ -4,6 +4,9 @@ figures per text and per file (`training.heads.metrics.figures.Judgement`), whet
 sentences above their shuffles, and per system (`training.heads.metrics.systems`); the rule
 (`training.heads.selection.ship_rule.pick`) reads them, the tables (`training.heads.report.tables`)
 are written from them. Predictions are held out once for each candidate asked about and kept.
+The learned head (`training.heads.learned.candidates.LearnedCandidates.decide`) is judged on the
+same evidence: its references (minus the length, the head it would replace, single inputs) held
+out here once, the same system draws, and its record (`learned`) kept beside the linear ones.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Evidence:
     scrambles: dict[str, float]  # "input (reading)" -> share of shuffles scored lower
     minus: Judgement  # minus the length
     view: SystemView
+    learned: Candidate | None = None  # the learned head's record, where one was decided (`add`)
     _preds: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -50,12 +54,27 @@ class Evidence:
     def preds(self, c: Candidate) -> dict[str, np.ndarray]:
         """{file: `c`'s held-out predictions}, its kind held out as any kind is
         (`training.heads.estimators.kinds.held_out`)."""
-        key = (c.reading, c.inputs)
+        checked = getattr(c.kind, "check", None) is not None
+        key = (c.name,) if c.name else (c.reading, c.inputs, checked)
         if key not in self._preds:
             if c.kind is None:
                 raise ValueError(f"{c.label}: a candidate without a kind cannot be held out")
             self._preds[key] = held_out(c.kind, self.files, self.by_genre)
         return self._preds[key]
+
+    def held(self, reading: str, inputs: Sequence[str]) -> dict[str, np.ndarray]:
+        """{file: held-out predictions} of `inputs` under `reading` combined linearly, fitted
+        without any weight on what is said again (what a learned head is judged against)."""
+        key = (reading, tuple(inputs), False)
+        if key not in self._preds:
+            kind = LinearKind(reading, tuple(inputs))
+            self._preds[key] = held_out(kind, self.files, self.by_genre)
+        return self._preds[key]
+
+    def add(self, c: Candidate, preds: Mapping[str, np.ndarray]) -> None:
+        """Keep the learned head's record `c` (known by its name) and its held-out `preds`."""
+        self.learned = c
+        self._preds[(c.name,)] = dict(preds)
 
     def interval(self, preds: Mapping[str, np.ndarray]) -> dict[str, tuple[float, float]]:
         """95% intervals of the mean rho and tau of `preds`

@@ -1,7 +1,9 @@
 """One chooser (`training.heads.selection.choose.choose`): the learned heads on SmolLM2's states
-come in as its rivals, decided against the head the linear candidates give, through the same rule,
-their rows written by the same writer (`training.heads.report.tables.row`); calibration's rounds
-hold the same record per candidate (`training.heads.selection.ship_rule.Candidate`)."""
+are decided on the linear candidates' evidence (`training.heads.selection.evidence`) against the
+head the linear candidates give, through the same rule, their record kept in the evidence beside
+theirs and their rows written by the same writer (`training.heads.report.tables.row`);
+calibration's rounds hold the same record per candidate
+(`training.heads.selection.ship_rule.Candidate`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from training.heads.learned.choice import LOGPROB
 from training.heads.learned.rows import StateFile
 from training.heads.report.tables import row
 from training.heads.selection.choose import choose
+from training.heads.selection.evidence import gather
+from training.heads.selection.ship_rule import Candidate
 from training.heads.tier import choose_genre_heads
 
 LAYERS, POOLINGS = (20,), ("mean",)  # the states extractor's layer and pooling
@@ -56,21 +60,28 @@ def _files(n_files: int = 6, n: int = 120, seed: int = 0):
 def _learned(judged, states, genres=("a",)) -> LearnedCandidates:
     heads = {"general": CURRENT}
     return LearnedCandidates(
-        states, judged, LAYERS, POOLINGS, heads, None, genres, 20, 3, 0.95, "made here"
+        states, judged, LAYERS, POOLINGS, heads, None, genres, 0.95, "made here"
     )
 
 
 @dataclass
-class _Rival:
-    """A rival that records the head it was decided against and ships or not as told."""
+class _Told:
+    """Learned heads that record the evidence and the head they were decided against, and ship
+    or not as told, with `preds` as their held-out scores (None: the people's scores, negated)."""
 
     ships: bool
     seen: list
+    units: tuple = ("general", "a", "b", "c")
 
-    def decide(self, files, by_genre, head):
-        self.seen.append(head)
-        entry = {"decision": "rival", "held_out": "its own", "reading": "r", "inputs": ["a"]}
-        return _Decided(self.ships, entry, {"genre": "x"} if self.ships else None)
+    def decide(self, evidence, head):
+        files = evidence.files
+        unit = "general" if evidence.by_genre else files[0].genre
+        if unit not in self.units:
+            return None
+        self.seen.append((evidence, head))
+        entry = {"decision": "told", "held_out": "its own", "reading": "r", "inputs": ["a"]}
+        preds = {f.name: -f.human for f in files}
+        return _Decided(self.ships, entry, {"genre": "x"} if self.ships else None, preds)
 
 
 @dataclass
@@ -78,9 +89,10 @@ class _Decided:
     ships: bool
     entry: dict
     section: dict | None
+    preds: dict
 
 
-def test_a_rival_faces_the_linear_head_and_takes_its_place_only_where_it_ships():
+def test_a_learned_head_faces_the_linear_head_and_takes_its_place_only_where_it_ships():
     judged, _ = _files()
     linear = choose(judged, ["whole"], by_genre=True, n_samples=20)
     assert linear.ships and linear.won is None
@@ -88,36 +100,77 @@ def test_a_rival_faces_the_linear_head_and_takes_its_place_only_where_it_ships()
     # State columns are read by a learned head alone: never a linear candidate.
     assert not any(c.startswith("neural_states") for c in linear.decision["inputs"])
     for ships in (True, False):
-        rival = _Rival(ships, [])
-        choice = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[rival])
-        assert rival.seen == [head]
+        told = _Told(ships, [])
+        choice = choose(judged, ["whole"], by_genre=True, n_samples=20, learned=told)
+        [(evidence, seen)] = told.seen
+        assert seen == head and evidence is choice.evidence  # the linear candidates' evidence
         if ships:
-            assert choice.won is not None and choice.decision["decision"] == "rival"
+            assert choice.won is not None and choice.decision["decision"] == "told"
             assert choice.decision["also_tried"][0] == linear.decision
             assert choice.label == "a (r)"
+            # The linear head it displaced is kept, for a genre head to fall back on.
+            assert choice.linear[0] == linear.decision
+            assert choice.linear[1] == evidence.preds(evidence.fitted)
         else:
-            assert choice.won is None
+            assert choice.won is None and choice.linear is None
             kept = {k: v for k, v in choice.decision.items() if k != "also_tried"}
             assert kept == linear.decision
-            assert choice.decision["also_tried"][0]["decision"] == "rival"
+            assert choice.decision["also_tried"][0]["decision"] == "told"
 
 
-def test_without_linear_candidates_the_rival_alone_decides_against_the_cards_head():
-    rival = _Rival(False, [])
-    choice = choose(_files()[0][:2], (), rivals=[rival])
-    assert rival.seen == [None]
-    assert choice.decision == {"ship": False, "decision": "rival", "held_out": "its own",
+def test_without_linear_candidates_the_learned_head_alone_decides_against_the_cards_head():
+    told = _Told(False, [])
+    choice = choose(_files()[0][:2], (), learned=told)
+    [(_, seen)] = told.seen
+    assert seen is None
+    assert choice.decision == {"ship": False, "decision": "told", "held_out": "its own",
                                "reading": "r", "inputs": ["a"]}  # fmt: skip
+
+
+def test_the_learned_head_is_judged_on_the_chooser_evidence_and_kept_there_as_a_record():
+    """What the learned head is judged against is held out once, on the evidence the linear
+    candidates were chosen on; its record is a `Candidate` like theirs, its scores the
+    evidence's."""
+    judged, states = _files()
+    choice = choose(
+        judged, ["whole"], by_genre=True, n_samples=20, seed=3, learned=_learned(judged, states)
+    )
+    evidence, found = choice.evidence, choice.learned
+    record = evidence.learned
+    assert isinstance(record, Candidate) and record is found.record
+    assert evidence.preds(record) == found.preds
+    assert record.judgement == evidence.judge(found.preds)
+    head = (choice.linear or (choice.decision, None))[0]
+    # The head it faced: held out on the same evidence, once, not refitted again.
+    assert found.current is evidence.held(head["reading"], head["inputs"])
+    assert found.refs[MINUS_LENGTH] == evidence.minus
+    assert found.entry["table"][0]["rho"] == round(record.judgement.rho, 4)
+
+
+def test_a_genre_head_that_displaced_the_linear_head_and_loses_to_the_general_head_hands_back():
+    """Where the learned genre head is not above the general head on its files, the linear head
+    it displaced faces the general head in turn, the learned head's entry kept beside it."""
+    judged, _ = _files()
+    told = _Told(True, [], units=("a",))  # scores every text against the people: not above
+    sections, report = choose_genre_heads(judged, ["whole"], n_samples=20, learned=told)
+    linear, _ = choose_genre_heads(judged, ["whole"], n_samples=20)
+    entry = report["a"]
+    assert entry["also_tried"][0]["decision"] == "told"
+    assert not entry["also_tried"][0]["against_general"]["ok"]
+    if entry["against_general"]["ok"]:  # the linear head is above the general head: it ships
+        assert sections["a"] == linear["a"]
+    else:
+        assert entry["decision"].startswith("shipped the general head")
 
 
 def test_the_learned_heads_ship_through_the_one_chooser_with_rows_of_the_one_writer():
     judged, states = _files()
     learned = _learned(judged, states)
-    (alone,) = choose(judged, (), by_genre=True, rivals=[learned]).rivals
+    alone = choose(judged, (), by_genre=True, n_samples=20, seed=3, learned=learned).learned
     assert alone.entry["rule"] == "training.heads.selection.ship_rule.ships"
     assert alone.ok and alone.section["states"]["layer"] == 20
     assert alone.entry["table"][3]["label"] == "current head (gleu, x, whole)"
-    both = choose(judged, ["whole"], by_genre=True, n_samples=20, rivals=[learned])
+    both = choose(judged, ["whole"], by_genre=True, n_samples=20, seed=3, learned=learned)
     assert both.won is not None and both.decision["ship"]
     linear = both.decision["also_tried"][0]
     # Decided against the head the linear candidates gave, not the card's.
@@ -143,7 +196,7 @@ def test_a_genre_not_tried_gets_the_linear_head_and_tier_writes_the_learned_sect
     judged, states = _files()
     learned = _learned(judged, states, genres=("a",))
     sections, report = choose_genre_heads(
-        judged, ["whole"], n_samples=20, rivals=[learned], command="made here"
+        judged, ["whole"], n_samples=20, seed=3, learned=learned, command="made here"
     )
     assert "states" in sections["general"] and "states" in sections["a"]
     assert "also_tried" not in report["b"]
@@ -164,7 +217,7 @@ def test_a_learned_head_that_wins_hands_the_chooser_its_held_out_scores():
 
     judged, states = _files()
     choice = choose(
-        judged, ["whole"], by_genre=True, n_samples=20, rivals=[_learned(judged, states)]
+        judged, ["whole"], by_genre=True, n_samples=20, seed=3, learned=_learned(judged, states)
     )
     assert choice.won is not None and choice.preds is choice.won.preds
     assert set(choice.preds) == {f.name for f in judged}
@@ -207,6 +260,8 @@ def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_h
     def checks(key):  # every head above 1,000 scores runs above their sentences
         return {"shuffles": 1.0, "run": 0.5 if key[3] > 1000 else 1.0}
 
+    evidence = gather(judged, None, {}, by_genre=True, n_samples=20, seed=3)
+
     def run(current):
         return evaluate(
             states,
@@ -214,14 +269,13 @@ def test_a_setting_that_fails_the_checks_is_no_candidate_and_a_failing_current_h
             True,
             (LAYERS, POOLINGS),
             current,
-            samples=20,
-            seed=3,
+            evidence=evidence,
             scrambles=checks,
             floor=0.95,
         )
 
     free = evaluate(
-        states, judged, True, (LAYERS, POOLINGS), ("whole", ["gleu", "x"]), samples=20, seed=3
+        states, judged, True, (LAYERS, POOLINGS), ("whole", ["gleu", "x"]), evidence=evidence
     )
     assert free["chosen"][3] > 1000  # unchecked, the one-standard-error rule takes a strong one
     found = run(("whole", ["gleu", "x"]))
