@@ -2,7 +2,10 @@
 
 `compare` runs a paired significance test between every pair of systems (Riezler and Maxwell
 2005) on a metric (`scorer.evidence.system_stats`) or a field of a judgement file, with Holm and
-Bonferroni corrections; every printed p-value comes with its test, trial count and seed.
+Bonferroni corrections; every printed p-value comes with its test, trial count and seed. With
+`--metric fluency` and no `--genre` it reads what orders systems best held out (`system_reader`):
+the general head, or the GLEU stage alone where the card's held-out table puts it higher; the
+header names it with its figure.
 `diversity` counts tokens, types and distinct n-grams, and how much of the references each
 system reproduces.
 """
@@ -19,7 +22,7 @@ from scorer.commands.options import GENRE_HELP, MODEL_HELP, add_genre_option, ad
 from scorer.errors import InputError
 from scorer.textio import print_rows, read_lines
 
-__all__ = ["add_commands"]
+__all__ = ["add_commands", "system_reader"]
 
 
 def _names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
@@ -46,6 +49,38 @@ def _scorer(args, config):
 
     # A bare name resolves inside MODELS_DIR; a genre the model has no head for is an error.
     return load_configured(args.model, config).for_genre(args.genre)
+
+
+def _accuracy(row) -> float | None:
+    system = (row or {}).get("system") or {}
+    return system.get("accuracy")
+
+
+def system_reader(scorer, genre: str | None = None):
+    """(scorer, what it reads) for ordering systems: with `genre`, that genre's head; else of the
+    general head and the GLEU stage alone (its signed distance, read as the GLEU stage reads a
+    text), the one whose held-out system pair accuracy (the card's general entry, one genre out)
+    is higher; the head where the card gives no figure for either."""
+    from features.segment import DEFAULT_AGGREGATE
+    from scorer.heads_report import head_row
+
+    if genre is not None or scorer.head is None:
+        name = "GLEU stage (no heads)" if scorer.head is None else f"head {scorer.genre or genre}"
+        return scorer, name
+    entry = scorer.heads_report().get("general") or {}
+    head = _accuracy(head_row(entry))
+    mine = f"gleu ({DEFAULT_AGGREGATE})"
+    rows = [r for r in entry.get("table") or [] if isinstance(r, dict)]
+    gleu = next((_accuracy(r) for r in rows if r.get("label", "").endswith(mine)), None)
+    held = entry.get("held_out") or "held out"
+    if head is not None and gleu is not None and gleu > head:
+        return scorer.gleu_stage(), (
+            f"the GLEU stage alone: system pairs ordered {gleu:.3f} ({held}), the general head's "
+            f"{head:.3f}"
+        )
+    if head is None:
+        return scorer, "head general (no held-out system figure on its card)"
+    return scorer, f"head general: system pairs ordered {head:.3f} ({held})"
 
 
 def _print(rows: list[dict], header: list[str], fmt: str) -> None:
@@ -95,6 +130,7 @@ def cmd_compare(args: argparse.Namespace, config: dict) -> int:
     systems, refs, fields, human = _compare_inputs(args)
     seed = config["SEED"] if args.seed is None else args.seed
     metric = f"field:{args.field}" if fields else args.metric
+    reads = None
     if args.engine == "sacrebleu":
         if args.metric not in ("bleu", "chrf") or refs is None or fields:
             raise InputError(
@@ -107,7 +143,9 @@ def cmd_compare(args: argparse.Namespace, config: dict) -> int:
             stats = {s: np.asarray(v, dtype=float)[:, None] for s, v in fields.items()}
             from_stats, signature = None, f"{args.field}|mean"
         else:
-            scorer = _scorer(args, config) if args.metric == "fluency" else None
+            scorer = None
+            if args.metric == "fluency":
+                scorer, reads = system_reader(_scorer(args, config), args.genre)
             ss = system_stats(
                 args.metric,
                 systems,
@@ -138,6 +176,7 @@ def cmd_compare(args: argparse.Namespace, config: dict) -> int:
     ]
     header = [
         f"metric {metric}  signature {signature}",
+        *([f"reads {reads}"] if reads else []),
         f"test {result.test}  trials {result.n_trials}  seed {result.seed}  rows {result.n_rows}",
         f"{result.n_comparisons} comparisons at alpha {result.alpha}: experimentwise error "
         f"1-(1-alpha)^{result.n_comparisons} = {result.experimentwise_error:.4f} uncorrected; "
