@@ -72,15 +72,15 @@ def _head(section: Mapping[str, Any]) -> str:
         head = Head.from_section(section)
     except ModelLoadError as exc:  # a pickled head, or weights of the wrong sizes
         return f"not served ({exc})"
-    names, groups = [], {}
-    for c in head.read():  # a learned head's hundreds of state columns are one group
+    names, groups, read = [], {}, head.read()
+    for c in read:  # a learned head's hundreds of state columns are one group
         label = group_of(c)
         if label is None:
             names.append("the GLEU score" if c == GLEU_INPUT else c)
         else:
             groups[label] = groups.get(label, 0) + 1
     names += [f"{n} columns of {label}" for label, n in groups.items()]
-    reads = "the GLEU score alone" if head.read() == [GLEU_INPUT] else _and(names) or "a constant"
+    reads = "the GLEU score alone" if read == [GLEU_INPUT] else _and(names) or "a constant"
     how = READ_AS.get(str(head.reading), "read as the scorer's default")
     return f"{reads}, {how}"
 
