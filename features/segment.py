@@ -26,6 +26,7 @@ it. Tokenizer exceptions keep "Mr.", "U.S." and "a." whole; a piece with no lett
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -180,7 +181,10 @@ class Segmentation:
 
     def mean_rows(self, rows: Sequence[dict[str, float]]) -> list[dict[str, float]]:
         """Feature rows per sentence -> one row per text, each value its token-weighted mean
-        (a single-sentence text keeps its row exactly)."""
+        (a single-sentence text keeps its row exactly). Each mean is an exactly rounded sum of
+        exactly rounded products (`math.fsum`), the same on every CPU: a BLAS dot product sums
+        in the order its kernel for the CPU picks, and the last bit it changes breaks ties
+        between texts differently from one machine to the next."""
         if not rows:
             return [{} for _ in self.index]
         keys = list(rows[0])
@@ -190,7 +194,8 @@ class Segmentation:
             if len(i) == 1:
                 out.append(dict(rows[i[0]]))
             else:
-                out.append(dict(zip(keys, (w @ table[i]).tolist(), strict=True)))
+                terms = (np.asarray(w, dtype=float)[:, None] * table[i]).T.tolist()
+                out.append({k: math.fsum(t) for k, t in zip(keys, terms, strict=True)})
         return out
 
 

@@ -6,7 +6,11 @@ The cut's feature rows are shipped beside them (`tests/data/heads_cut_rows`, the
 `features.rows`): rows parsed afresh on another machine differ in a few single-input cells, so
 the tables are a function of the code alone only on the same rows. The expectations were
 written by `write_expected()` below at commit d67526b (0.17.0), the last commit before the
-rooms, from those rows; the code now gives the same file byte for byte.
+rooms, from those rows, and the code gave the same file byte for byte; then again in 0.20.0,
+when a text's token-weighted mean of its sentences' rows became an exactly rounded sum
+(`features.segment.Segmentation.mean_rows`): a BLAS dot product's last bit, which differs by
+CPU, had broken ties between texts (nine cells of single inputs moved, no choice). The file is
+now the same under OpenBLAS's Haswell and SkylakeX kernels (`OPENBLAS_CORETYPE`).
 
     FLUENCY_ROW_CACHE=tests/data/heads_cut_rows .venv/bin/python -c \
         "from tests.training.heads.test_heads_cut import write_expected; write_expected()"
