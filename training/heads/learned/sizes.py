@@ -120,8 +120,9 @@ def _bar(unit: str, fits: Sequence[Fit], heads) -> tuple[dict, str]:
     head = heads.get(unit) or heads["general"]
     if head.states is not None:
         want = {k: int(v) for k, v in (head.about.get("files") or {}).items()}
-        for fit in fits:
-            if {k: v for k, v in fit.fitted.items() if k in want} == want:
+        for fit in fits:  # the files both name (`--files` may name a few) as the card counts
+            common = set(fit.fitted) & set(want)
+            if common and all(fit.fitted[k] == want[k] for k in common):
                 return fit.found.current, f"its card's cut, {_label(fit.size)}"
         raise RuntimeError(
             f"{unit}: no cut of --sizes gives the outputs its card says it was fitted on ({want})"
@@ -150,7 +151,8 @@ def _table(rows: Sequence[dict]) -> list[str]:
 
 def plot(report: dict, path: Path) -> None:
     """Held-out mean rho + tau per text and system pair accuracy against the outputs fitted,
-    one line a unit, with the 95% interval of the general head's system figure."""
+    one line a unit (dotted: its current head), with the 95% interval of the general head's
+    system figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -160,7 +162,8 @@ def plot(report: dict, path: Path) -> None:
     for unit, found in report["units"].items():
         rows = found["rows"]
         x = [r["outputs"] for r in rows]
-        text.plot(x, [r["criterion"] for r in rows], marker="o", label=unit)
+        (line,) = text.plot(x, [r["criterion"] for r in rows], marker="o", label=unit)
+        text.axhline(found["current"], color=line.get_color(), linestyle=":", linewidth=1)
         ys = [r["systems"] for r in rows]
         if unit == "general" and all(y is not None for y in ys):
             system.plot(x, ys, marker="o", label=unit)

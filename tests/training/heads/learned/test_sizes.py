@@ -75,6 +75,9 @@ def test_a_learned_heads_bar_is_its_own_cut_and_a_missing_cut_is_an_error():
     ]
     assert _bar("general", fits, {"general": learned}) == ("at 600", "its card's cut, 600:0")
     assert _bar("mt", fits, {"general": learned, "mt": linear})[0] == "at 600"
+    # A run of a few of the files (`--files`) finds the cut on the files it has.
+    few = [Fit(f.size, {"f1": f.fitted["f1"]}, f.found) for f in fits]
+    assert _bar("general", few, {"general": learned})[0] == "at 600"
     moved = SimpleNamespace(states={"layer": 20}, about={"files": {"f0": 11}})
     with pytest.raises(RuntimeError, match="no cut of --sizes"):
         _bar("general", fits, {"general": moved})
