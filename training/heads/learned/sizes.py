@@ -182,6 +182,37 @@ def plot(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _write_phase(winners, fits, heads, learned_at, judged, args, same) -> tuple[dict, dict]:
+    """The heads to write: each unit's at the size the rule prefers, decided again against its
+    bar; a genre's head then faces the general head on the genre's files (the new general head
+    where it is written, else the current one held out), as `python -m training.heads` has it
+    (`training.heads.tier.against_general`), and is written only where it is above it."""
+    from training.heads.selection.choose import choose
+    from training.heads.tier import against_general
+
+    chosen = {unit: size for size, units in winners.items() for unit in units}
+    general = _bar("general", fits["general"], heads)[0] if "general" in fits else None
+    sections, entries = {}, {}
+    for unit in sorted(chosen, key=lambda u: u != "general"):
+        learned = learned_at[chosen[unit]]
+        learned.bars = {unit: _bar(unit, fits[unit], heads)[0]}
+        by_genre = unit == "general"
+        shown = judged if by_genre else [f for f in judged if f.genre == unit]
+        found = choose(shown, (), by_genre=by_genre, learned=learned, **same).learned
+        if found is None or found.section is None:
+            continue
+        if by_genre:
+            general = found.preds
+        elif general is not None:
+            ruling, figures = against_general(found.preds, general, shown, args.samples, args.seed)
+            found.entry["against_general"] = figures
+            if not ruling.ok:
+                print(f"{unit}: not written, not above the general head on its files: {ruling.why}")
+                continue
+        sections[unit], entries[unit] = found.section, found.entry
+    return sections, entries
+
+
 def _options(argv: Sequence[str] | None) -> argparse.Namespace:
     from training.heads.data.files import add_rows_options
     from training.heads.learned.candidates import add_learned_options
@@ -275,16 +306,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot:
         plot(report, Path(args.plot))
     if args.write and winners:
-        sections, entries = {}, {}
-        for size, units in winners.items():
-            learned = learned_at[size]
-            learned.bars = {u: _bar(u, fits[u], heads)[0] for u in units}
-            for unit in units:
-                by_genre = unit == "general"
-                shown = judged if by_genre else [f for f in judged if f.genre == unit]
-                found = choose(shown, (), by_genre=by_genre, learned=learned, **same).learned
-                if found.section is not None:
-                    sections[unit], entries[unit] = found.section, found.entry
+        sections, entries = _write_phase(winners, fits, heads, learned_at, judged, args, same)
+        if "general" in sections:  # a genre the general head serves is served by the new one
+            for genre, entry in scorer.heads_report().items():
+                served = str(entry.get("decision", "")).startswith("shipped the general head")
+                if served and genre not in sections:
+                    sections[genre] = Head.from_section(sections["general"]).to_section(genre)
+                    entries[genre] = entry
         if sections:
             write_heads(scorer, sections, entries)
             print(f"written: {', '.join(sections)}")
