@@ -81,3 +81,13 @@ def test_a_learned_heads_bar_is_its_own_cut_and_a_missing_cut_is_an_error():
     moved = SimpleNamespace(states={"layer": 20}, about={"files": {"f0": 11}})
     with pytest.raises(RuntimeError, match="no cut of --sizes"):
         _bar("general", fits, {"general": moved})
+
+
+def test_the_commands_that_write_learned_heads_check_what_is_said_again_by_default():
+    """A head these commands write carries its weight on what is said again, as `python -m
+    training.heads` gives it: the check is on unless asked off."""
+    from training.heads.learned import command, sizes
+
+    assert sizes._options([]).said_again == 200
+    assert command._options([]).said_again == 200
+    assert sizes._options(["--said-again", "0"]).said_again == 0
