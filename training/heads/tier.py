@@ -26,7 +26,9 @@ With `--learned` (the neural tier), the learned heads on SmolLM2's states are de
 linear candidates of each head (`training.heads.learned.candidates`, with the options `python -m
 training.heads.learned` takes): chosen among themselves held out, then against the head the
 linear candidates give, through the same rule; one decision a head, the other kind's kept beside
-it in the report (`also_tried`), judged as the learned command judges (the second line).
+it in the report (`also_tried`), judged as the learned command judges (the second line). With
+`--taught` (the default tier), the heads taught by the neural tier's learned head are decided so
+beside its linear candidates (`training.heads.taught`).
 
     python -m training.heads --model default --dev ../shared/dev --jobs 2 --write
     python -m training.heads --model neural --learned --max-outputs 300 --max-words 8000
@@ -58,6 +60,7 @@ from training.heads.data.judged import HeadFile
 from training.heads.estimators.select import Fitted
 from training.heads.learned.candidates import add_learned_options, read_learned
 from training.heads.learned.report import add_states_family
+from training.heads.taught.prepare import add_prepare_options, read_taught
 from training.heads.metrics.figures import alone_rho, has_held_out_row
 from training.heads.report.cards import (
     tier_table,
@@ -323,13 +326,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--floor", type=float, default=0.95, help="share of shuffles scored lower")
     ap.add_argument(
-        "--said-again",
-        type=int,
-        default=200,
-        help="paragraphs of --scrambles whose said-again versions every head must score at or "
-        "below them, and as many others its weight on what is said again is chosen on (0: none)",
-    )
-    ap.add_argument(
         "--table", nargs="*", metavar="TIER", help="print the cards' genre x tier table"
     )
     ap.add_argument(
@@ -340,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "them)",
     )
     add_learned_options(ap)
+    add_prepare_options(ap)  # --taught
     args = ap.parse_args(argv)
     config = from_env()
     if args.table is not None:
@@ -353,8 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.learned:  # every reading read: a learned head and its residual's base read theirs
         learned, files = read_learned(scorer, args, READING_MODES, command)
     else:
-        args.loops = 0  # runs and loops are checked on learned heads alone
+        args.loops = args.loops if args.taught else 0  # checked on learned and taught heads
         files = read_head_files(scorer, args, readings)
+    if args.taught and not args.rows_only:
+        learned = read_taught(scorer, args, files, command)
     check = read_scrambles(scorer, args, READING_MODES if learned else readings)
     if args.rows_only:
         return 0

@@ -43,7 +43,8 @@ LEARNED = "learned head"  # its record's name in the chooser's evidence
 
 def add_learned_options(ap: argparse.ArgumentParser) -> None:
     """What the learned candidates are fitted on (`--train-outputs`, `--residual-outputs` and
-    their words), the genres they are tried for, and how many sentences are run and looped."""
+    their words), the genres they are tried for, how many sentences are run and looped, and how
+    many paragraphs are said again (every head's check, learned or not)."""
     ap.add_argument(
         "--train-outputs",
         type=_outputs,
@@ -74,6 +75,13 @@ def add_learned_options(ap: argparse.ArgumentParser) -> None:
         default=50,
         help="of the scramble check's sentences, how many are also run and looped, up to the "
         "service's longest text (0: none)",
+    )
+    ap.add_argument(
+        "--said-again",
+        type=int,
+        default=200,
+        help="paragraphs of --scrambles whose said-again versions every head must score at or "
+        "below them, and as many others its weight on what is said again is chosen on (0: none)",
     )
 
 

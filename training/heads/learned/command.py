@@ -63,13 +63,6 @@ def _options(argv: Sequence[str] | None) -> argparse.Namespace:
         "--floor", type=float, default=0.95, help="share of shuffles, runs and loops scored lower"
     )
     ap.add_argument("--states-only", action="store_true", help="compute the states, then stop")
-    ap.add_argument(
-        "--said-again",
-        type=int,
-        default=200,
-        help="paragraphs of --scrambles whose said-again versions a head must score at or below "
-        "them, and as many others its weight on what is said again is chosen on (0: none)",
-    )
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--write", action="store_true", help="ship the head when it passes")
     return ap.parse_args(argv)

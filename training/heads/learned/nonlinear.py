@@ -204,7 +204,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_learned_options(ap)
     ap.add_argument("--samples", type=int, default=200, help="bootstrap samples")
     ap.add_argument("--scrambles", default="../shared/corpora/reuters21578/test.txt")
-    ap.add_argument("--said-again", type=int, default=200, help="paragraphs said again")
     ap.add_argument("--floor", type=float, default=0.95)
     ap.add_argument("--json", help="write the report here")
     args = ap.parse_args(argv)

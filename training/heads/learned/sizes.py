@@ -236,13 +236,6 @@ def _options(argv: Sequence[str] | None) -> argparse.Namespace:
         help="held-out real text whose shuffles a head must score lower ('' for none)",
     )
     ap.add_argument("--floor", type=float, default=0.95, help="share of checks scored lower")
-    ap.add_argument(
-        "--said-again",
-        type=int,
-        default=200,
-        help="paragraphs of --scrambles whose said-again versions a head must score at or below "
-        "them, and as many others its weight on what is said again is chosen on (0: none)",
-    )
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--plot", help="write the plot here (PNG)")
     ap.add_argument("--write", action="store_true", help="ship the size the rule prefers")
