@@ -60,7 +60,6 @@ from training.heads.data.judged import HeadFile
 from training.heads.estimators.select import Fitted
 from training.heads.learned.candidates import add_learned_options, read_learned
 from training.heads.learned.report import add_states_family
-from training.heads.taught.prepare import add_prepare_options, read_taught
 from training.heads.metrics.figures import alone_rho, has_held_out_row
 from training.heads.report.cards import (
     tier_table,
@@ -68,6 +67,7 @@ from training.heads.report.cards import (
 )
 from training.heads.report.tables import print_report, rounded
 from training.heads.selection.choose import choose
+from training.heads.taught.prepare import add_prepare_options, read_taught
 
 __all__ = ["choose_genre_heads", "main", "section"]
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from scorer.heads import Head
 from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
@@ -138,7 +136,7 @@ class TaughtCandidates:
             said_again=again or None,
             evidence={"minus the length" if k == MINUS_LENGTH else k: j for k, j in refs.items()},
         )
-        others = {MINUS_LENGTH: refs[MINUS_LENGTH], CURRENT: refs[CURRENT], "teacher": refs[TEACHER]}
+        others = {k: refs[k] for k in (MINUS_LENGTH, CURRENT, TEACHER)}
 
         def table_row(label, p):
             j = evidence.judge(p)

@@ -1,7 +1,7 @@
-"""What the taught heads are fitted on, read once: the student's texts (`training.heads.taught.texts`),
-their SmolLM2 states for the teacher (`training.heads.taught.teacher.text_set_states`) and their
-default-tier columns for the student (`training.heads.data.files.text_columns`, the row cache the
-judged files share).
+"""What the taught heads are fitted on, read once: the student's texts
+(`training.heads.taught.texts`), their SmolLM2 states for the teacher
+(`training.heads.taught.teacher.text_set_states`) and their default-tier columns for the student
+(`training.heads.data.files.text_columns`, the row cache the judged files share).
 """
 
 from __future__ import annotations

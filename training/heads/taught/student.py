@@ -5,9 +5,9 @@ Its inputs are every column the default's linear heads may read whole (the GLEU 
 extractor's columns, the derived ones), standardised on the texts it learns from, each clipped
 to the range those texts span, so that no text can push one column beyond what the teacher was
 asked about. The texts are weighted so that each genre of the development outputs and the
-corpus's sentences weigh the same. Its alpha is chosen by how well it reproduces the teacher on a whole
-set of texts left out (`fit_student`): that choice never sees a human rating, so it cannot tune
-itself to the development files' raters.
+corpus's sentences weigh the same. Its alpha is chosen by how well it reproduces the teacher on
+a whole set of texts left out (`fit_student`): that choice never sees a human rating, so it
+cannot tune itself to the development files' raters.
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def fit_student(
     paired = r2 - r2[best]
     chosen = max(within_one_se(list(alphas), paired.mean(axis=1), paired))
     k = list(alphas).index(chosen)
-    ridge = Ridge(alpha=chosen * float((w * scale).sum()) / 1000.0).fit(Z, y, sample_weight=w * scale)
+    ridge = Ridge(alpha=chosen * float((w * scale).sum()) / 1000.0)
+    ridge.fit(Z, y, sample_weight=w * scale)
     coef = ridge.coef_ / scaler.scale_
     coef[scaler.scale_ == 0] = 0.0
     intercept = float(ridge.intercept_ - np.dot(coef, scaler.mean_))

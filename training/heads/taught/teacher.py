@@ -66,9 +66,7 @@ class Teacher:
         return self.head.predict(states.states, states.logprob)
 
 
-def fit_teacher(
-    files: Sequence[StateFile], setting: Mapping, without: str = ""
-) -> Teacher:
+def fit_teacher(files: Sequence[StateFile], setting: Mapping, without: str = "") -> Teacher:
     """The learned head of `setting` (the card's `states` entry: layer, pooling, variant,
     alpha) fitted on `files` (one layer and pooling each) less the genre `without`."""
     kept = [f for f in files if f.genre != without]

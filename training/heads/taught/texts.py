@@ -67,9 +67,8 @@ def dev_texts(
         words = [len(t.split()) for t in data.texts]
         keep = sample_outputs(data.groups, max_outputs, seed, words, max_words)
         texts = fill_placeholders([data.texts[i] for i in keep], placeholders)
-        out.append(
-            TextSet(data.name, genres.get(data.name, data.name), tuple(texts), ("output",) * len(texts))
-        )
+        genre = genres.get(data.name, data.name)
+        out.append(TextSet(data.name, genre, tuple(texts), ("output",) * len(texts)))
     return out
 
 

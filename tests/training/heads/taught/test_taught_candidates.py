@@ -61,11 +61,9 @@ def _case(seed: int = 0, n: int = 120, corpus: int = 400):
     sets.append(TextSet("corpus", "", tuple(f"c {i}" for i in range(corpus)), ("real",) * corpus))
     columns["corpus"] = cols
     teacher_files = [
-        StateFile(
-            f.name, f.genre, f.human, states[f.name].states[:, None, None, :],
-            states[f.name].logprob, np.arange(n),
-        )  # fmt: skip
+        StateFile(f.name, f.genre, f.human, st3, states[f.name].logprob, np.arange(n))
         for f in judged
+        for st3 in [states[f.name].states[:, None, None, :]]
     ]
     taught = TaughtCandidates(
         Prepared(sets, states, columns),
