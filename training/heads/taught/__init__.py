@@ -7,5 +7,6 @@ default serves learns from every rating the teacher learned from and from texts 
   with a genre left out; `student`: the ridge; `prepare`: all of them read once;
   `candidates`: the taught heads decided by the one chooser beside the linear ones.
 
-    python -m training.heads --model default --taught --dev ../shared/dev --jobs 2 --write
+    python -m training.heads.taught --jobs 2   # the texts read once (hours on 2 cores)
+    python -m training.heads --model default --taught --jobs 2 --write
 """

@@ -137,3 +137,23 @@ def read_taught(scorer, args: argparse.Namespace, files: Sequence, command: str)
         )
     heads = {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()}
     return TaughtCandidates(prepared, teacher_files, setting, heads, None, args.floor, command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m training.heads.taught`: the texts read once (resumes; shows progress), for
+    `python -m training.heads --model default --taught` to decide on."""
+    from scorer import load_scorer
+    from scorer.evidence.benchmark_run import judgement_files
+    from scorer.evidence.genres import GENRES, genres_of
+    from training.heads.data.files import add_rows_options
+
+    ap = argparse.ArgumentParser(prog="python -m training.heads.taught", description=__doc__)
+    add_rows_options(ap)
+    add_prepare_options(ap)
+    args = ap.parse_args(argv)
+    paths = judgement_files(args.dev, args.files)
+    genres = genres_of([p.stem for p in paths], GENRES)
+    found = prepare(load_scorer("default"), load_scorer("neural"), paths, genres, args)
+    n = sum(len(s.texts) for s in found.sets)
+    print(f"{n} texts of {len(found.sets)} sets prepared (states under {args.states})")
+    return 0
