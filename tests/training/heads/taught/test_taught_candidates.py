@@ -121,3 +121,19 @@ def test_where_it_ships_it_is_written_as_a_linear_head_read_whole():
         head.predict(judged[0].columns), taught.student("").predict(judged[0].columns["whole"])
     )
     assert found.section["taught"]["teacher"] == SETTING
+
+
+def test_the_report_gives_its_table_and_where_it_lands_between_its_bar_and_its_teacher():
+    from training.heads.taught.report import TEACHER, landing, taught_entries, unit_table
+    from training.heads.tier import choose_genre_heads
+
+    judged, taught = _case(2)
+    _, report = choose_genre_heads(judged, ["whole"], n_samples=20, seed=3, learned=taught)
+    entries = taught_entries(report)
+    assert set(entries) == {"general", "a", "b", "c"}
+    rows = {r["label"]: r for r in entries["general"]["table"]}
+    current = next(r for k, r in rows.items() if k.startswith("current head"))
+    want = (rows["head"]["rho"] - current["rho"]) / (rows[TEACHER]["rho"] - current["rho"])
+    assert landing(entries["general"])["rho"] == round(want, 2)
+    lines = unit_table("general", entries["general"])
+    assert lines[0].startswith("**general** (one genre out") and "| head |" in lines[4]
