@@ -33,17 +33,20 @@ def _figures(row: Mapping) -> tuple[float | None, float | None, float | None]:
     return row.get("rho"), row.get("tau"), system.get("accuracy")
 
 
-def landing(entry: Mapping) -> dict[str, float | None]:
+def landing(entry: Mapping) -> dict[str, float | str]:
     """{"rho", "tau", "systems": (student - current) / (teacher - current)}: 0 at the head it
-    faced, 1 at its teacher (None where the two are equal or a figure is missing)."""
+    faced, 1 at its teacher; "teacher not above" where the teacher is not above that head
+    (there is no way between them to land on), "n/a" where a figure is missing."""
     rows = {r["label"]: r for r in entry["table"]}
     student = _figures(rows["head"])
     current = _figures(next(r for k, r in rows.items() if k.startswith("current head")))
     teacher = _figures(rows[TEACHER])
     out = {}
     for k, s, c, t in zip(("rho", "tau", "systems"), student, current, teacher, strict=True):
-        ok = None not in (s, c, t) and abs(t - c) > 1e-9
-        out[k] = round((s - c) / (t - c), 2) if ok else None
+        if None in (s, c, t):
+            out[k] = "n/a"
+        else:
+            out[k] = round((s - c) / (t - c), 2) if t > c else "teacher not above"
     return out
 
 
@@ -66,7 +69,7 @@ def unit_table(unit: str, entry: Mapping) -> list[str]:
         lines.append(f"| {row['label']} | {rho} | {tau} | {systems} | {wins} |")
     land = landing(entry)
     lines += ["", "where it lands between the head it faced (0) and its teacher (1): "]
-    lines[-1] += ", ".join(f"{k} {'n/a' if v is None else v}" for k, v in land.items())
+    lines[-1] += ", ".join(f"{k} {v}" for k, v in land.items())
     taught = ", ".join(
         f"{g}: {v['texts']} texts, alpha {v['alpha']:g}, R^2 {v['fidelity_r2']}"
         for g, v in entry["taught"].items()
