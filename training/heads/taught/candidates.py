@@ -6,8 +6,9 @@ fitted to a teacher refitted without that genre, on texts outside it
 evidence against the head it would replace, minus the length, its best single input and its
 teacher, per text and per system, and decided by the one ship rule
 (`training.heads.selection.ship_rule.ships`) with the checks every head passes (shuffles, runs,
-loops, said again). Where it ships, the head written is the student of the teacher fitted on
-every file, taught on every text.
+loops, said again). Each student reads the reading (whole, weighted, sum) that reproduces its
+teacher best on sets of texts it left out. Where it ships, the head written is the student of
+the teacher fitted on every file, taught on every text.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class TaughtCandidates:
     check: ScrambleCheck | None
     floor: float
     command: str
+    readings: tuple[str, ...] = ("whole", "weighted", "sum")
     _teachers: dict = field(default_factory=dict, repr=False)
     _students: dict = field(default_factory=dict, repr=False)
 
@@ -63,30 +65,30 @@ class TaughtCandidates:
     def student(self, without: str) -> Student:
         """The student of `teacher(without)`, taught on every text outside the genre `without`:
         each genre's outputs weigh the same, datasets the same within a genre, the corpus's
-        sentences as much as one genre."""
+        sentences as much as one genre; of its readings (`readings`), the one that reproduces
+        the teacher best on sets of texts left out (no human rating decides it)."""
         if without not in self._students:
             teacher = self.teacher(without)
             sets = [s for s in self.prepared.sets if not (without and s.genre == without)]
             per_genre: dict[str, int] = {}
             for s in sets:
                 per_genre[s.genre] = per_genre.get(s.genre, 0) + 1
-            cols = [self.prepared.columns[s.name] for s in sets]
             targets = [teacher.scores(self.prepared.states[s.name]) for s in sets]
             weights = [1.0 / per_genre[s.genre] for s in sets]
-            self._students[without] = fit_student(cols, targets, weights, self.inputs)
+            found = []
+            for reading in self.readings:
+                cols = [self.prepared.columns[s.name][reading] for s in sets]
+                inputs = student_inputs(cols[0])
+                found.append(fit_student(cols, targets, weights, inputs, reading=reading))
+            self._students[without] = max(found, key=lambda s: s.fidelity)
         return self._students[without]
-
-    @property
-    def inputs(self) -> list[str]:
-        first = self.prepared.columns[self.prepared.sets[0].name]
-        return student_inputs(first)
 
     def held_out(self, evidence: Evidence) -> tuple[dict, dict]:
         """({file: the student's held-out scores}, {file: its teacher's}): each file scored by
         the student and teacher that never saw its genre."""
         students, teachers = {}, {}
         for f in evidence.files:
-            students[f.name] = self.student(f.genre).predict(f.columns["whole"])
+            students[f.name] = self.student(f.genre).predict(f.columns)
             teachers[f.name] = self.teacher(f.genre).scores(self.prepared.states[f.name])
             if len(teachers[f.name]) != len(f.human):
                 raise RuntimeError(f"{f.name}: the teacher's texts are not the judged ones")
@@ -109,7 +111,7 @@ class TaughtCandidates:
         reading, inputs = current_setting(self.heads.get(unit) or self.heads["general"])
         if head is not None:
             reading, inputs = head
-        singles = {k: c for k, c in evidence.singles.items() if c.reading == "whole"}
+        singles = {k: c for k, c in evidence.singles.items() if c.reading == served.head.reading}
         best = best_single(singles) if singles else None
         comparisons = {
             MINUS_LENGTH: {f.name: f.baselines[MINUS_LENGTH] for f in files},
@@ -117,7 +119,7 @@ class TaughtCandidates:
             TEACHER: teachers,
         }
         if best is not None:
-            comparisons[best] = evidence.held("whole", list(singles[best].inputs))
+            comparisons[best] = evidence.held(served.head.reading, list(singles[best].inputs))
         refs = {k: evidence.judge(v) for k, v in comparisons.items()}
         judgement = evidence.judge(preds)
         gap = view.gain(preds, comparisons[CURRENT]) if (view and by_genre) else None
@@ -157,11 +159,12 @@ class TaughtCandidates:
         entry = {
             "decision": (
                 f"{'shipped' if ruling.ok else 'not shipped'}: a ridge on {n_inputs} of the "
-                f"tier's columns, read whole, taught by the neural tier's learned head; "
+                f"tier's columns, read {served.head.reading}, taught by the neural tier's "
+                f"learned head; "
                 f"{ruling.why}"
             ),
             "rule": "training.heads.selection.ship_rule.ships",
-            "reading": "whole",
+            "reading": served.head.reading,
             "inputs": list(served.head.inputs),
             "held_out": held,
             "table": rows,
@@ -183,7 +186,7 @@ class TaughtCandidates:
         found.preds, found.current = preds, comparisons[CURRENT]
         found.refs, found.checks = refs, checked
         found.record = Candidate(
-            "whole",
+            served.head.reading,
             tuple(served.head.inputs),
             judgement,
             robust=share is None or share >= self.floor,
@@ -204,6 +207,7 @@ class TaughtCandidates:
             s = self.student(g)
             out[g or "served (every genre)"] = {
                 "texts": s.n_texts,
+                "reading": s.head.reading,
                 "alpha": s.alpha,
                 "fidelity_r2": round(s.fidelity, 4),
             }
@@ -223,7 +227,7 @@ class TaughtCandidates:
             "z-normalised within each dataset, as it predicts it)",
             regressor=(
                 f"a ridge (alpha {served.alpha:g} per 1,000 weighted texts) on the tier's "
-                f"standardised columns, read whole, each clipped to the range of the "
+                f"standardised columns, read {head.reading}, each clipped to the range of the "
                 f"{served.n_texts} texts it learned from, fitted to the teacher's scores"
             ),
             taught={

@@ -23,11 +23,12 @@ SPLIT = {"share_b": 0.2, "seed": 12345}  # docs/model.md, step 1: the GLEU stage
 
 @dataclass
 class Prepared:
-    """Every text set with its states (teacher) and its default columns, read whole (student)."""
+    """Every text set with its states (teacher) and its default columns under every reading
+    (student)."""
 
     sets: list[TextSet]
     states: dict[str, SetStates]
-    columns: dict[str, dict[str, np.ndarray]]  # {set name: {input: one value a text}}
+    columns: dict[str, dict[str, dict[str, np.ndarray]]]  # {set: {reading: {input: values}}}
 
 
 def add_prepare_options(ap: argparse.ArgumentParser) -> None:
@@ -74,7 +75,7 @@ def prepare(
     default, neural, paths: Sequence[Path], genres: dict, args: argparse.Namespace
 ) -> Prepared:
     """The texts of `paths` at the judged cut and the corpus's, their states (`neural`'s
-    SmolLM2) and their columns under `default`'s extractors, read whole."""
+    SmolLM2) and their columns under `default`'s extractors, under every reading."""
     from features.neural_lm import load_neural
     from training.heads.data.files import READING_MODES, text_columns
 
@@ -92,12 +93,11 @@ def prepare(
     layers = neural.resources.get("neural", load_neural).layers
     states = text_set_states(sets, layers, root=Path(args.states), jobs=args.jobs)
     columns = {}
-    for s in sets:  # a judged file's every reading, as the chooser reads it (one parse)
-        readings = READING_MODES if s.genre else ("whole",)
+    for s in sets:  # every reading, as the chooser reads the judged files
         found = text_columns(
-            default, s.texts, readings, n_jobs=args.jobs, cache_dir=args.cache or None
+            default, s.texts, READING_MODES, n_jobs=args.jobs, cache_dir=args.cache or None
         )
-        columns[s.name] = found["whole"]
+        columns[s.name] = {r: found[r] for r in READING_MODES}
     return Prepared(sets, states, columns)
 
 
@@ -122,7 +122,7 @@ def read_taught(scorer, args: argparse.Namespace, files: Sequence, command: str)
     teacher_files = []
     for f in files:
         states = prepared.states[f.name]
-        mine = prepared.columns[f.name]["gleu"]
+        mine = prepared.columns[f.name]["whole"]["gleu"]
         if len(mine) != len(f.human) or not np.allclose(mine, f.columns["whole"]["gleu"]):
             raise RuntimeError(f"{f.name}: the texts prepared are not the judged ones")
         teacher_files.append(

@@ -71,7 +71,8 @@ def unit_table(unit: str, entry: Mapping) -> list[str]:
     lines += ["", "where it lands between the head it faced (0) and its teacher (1): "]
     lines[-1] += ", ".join(f"{k} {v}" for k, v in land.items())
     taught = ", ".join(
-        f"{g}: {v['texts']} texts, alpha {v['alpha']:g}, R^2 {v['fidelity_r2']}"
+        f"{g}: {v['texts']} texts, read {v.get('reading', 'whole')}, alpha {v['alpha']:g}, "
+        f"R^2 {v['fidelity_r2']}"
         for g, v in entry["taught"].items()
     )
     return [

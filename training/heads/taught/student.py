@@ -1,7 +1,7 @@
-"""The student: a ridge on the default tier's own columns, read whole, fitted to the teacher's
-scores of many texts (`training.heads.taught.teacher`), served as an ordinary linear head.
+"""The student: a ridge on the default tier's own columns, under one reading, fitted to the
+teacher's scores of many texts (`training.heads.taught.teacher`), served as an ordinary linear head.
 
-Its inputs are every column the default's linear heads may read whole (the GLEU score, each
+Its inputs are every column the default's linear heads may read (the GLEU score, each
 extractor's columns, the derived ones), standardised on the texts it learns from, each clipped
 to the range those texts span, so that no text can push one column beyond what the teacher was
 asked about. The texts are weighted so that each genre of the development outputs and the
@@ -43,8 +43,9 @@ class Student:
     fidelity: float
     n_texts: int
 
-    def predict(self, whole: Mapping[str, np.ndarray]) -> np.ndarray:
-        return self.head.predict({"whole": whole})
+    def predict(self, columns: Mapping[str, Mapping[str, np.ndarray]]) -> np.ndarray:
+        """Its scores of texts from their columns by reading ({reading: {input: values}})."""
+        return self.head.predict(columns)
 
 
 def fit_student(
@@ -53,8 +54,10 @@ def fit_student(
     weights: Sequence[float],
     inputs: Sequence[str],
     alphas: Sequence[float] = ALPHAS,
+    reading: str = "whole",
 ) -> Student:
-    """The student on text sets (`columns[k]` whole, `targets[k]` the teacher's scores of them,
+    """The student reading `reading` on text sets (`columns[k]` under it, `targets[k]` the
+    teacher's scores of them,
     each set weighing `weights[k]` in all, shared by its texts). Its alpha: each set left out in
     turn, the strongest whose mean R^2 on the set left out is within one standard error (over
     sets, paired) of the best alpha's (`training.heads.estimators.ridge.within_one_se`)."""
@@ -93,7 +96,7 @@ def fit_student(
     coef = ridge.coef_ / scaler.scale_
     coef[scaler.scale_ == 0] = 0.0
     intercept = float(ridge.intercept_ - np.dot(coef, scaler.mean_))
-    head = Head(tuple(inputs), coef, intercept, "whole", (X.min(axis=0), X.max(axis=0)))
+    head = Head(tuple(inputs), coef, intercept, reading, (X.min(axis=0), X.max(axis=0)))
     return Student(head, float(chosen), float(r2[k].mean()), len(y))
 
 

@@ -27,7 +27,7 @@ def test_it_reproduces_a_teacher_its_columns_can_express():
     assert student.fidelity > 0.99
     assert student.n_texts == 1200
     new = {k: rng.normal(size=50) for k in "abc"} | {"d": np.ones(50)}
-    np.testing.assert_allclose(student.predict(new), 2 * new["a"] - new["b"], atol=0.1)
+    np.testing.assert_allclose(student.predict({"whole": new}), 2 * new["a"] - new["b"], atol=0.1)
     assert student.head.weight("d") == 0.0  # a constant column weighs nothing
 
 
@@ -49,7 +49,7 @@ def test_each_input_is_clipped_to_the_range_it_learned_from():
     student = fit_student(cols, targets, [1.0] * 4, ["a", "b"])
     top = max(c["a"].max() for c in cols)
     far = {"a": np.array([top, top + 100.0]), "b": np.zeros(2)}
-    first, second = student.predict(far)
+    first, second = student.predict({"whole": far})
     assert second == first  # beyond the range it saw, a column gives no more
 
 

@@ -23,7 +23,8 @@ CURRENT = Head(("gleu", "x"), [0.5, 0.1], 0.0, "whole", None, label="head genera
 
 def _case(seed: int = 0, n: int = 120, corpus: int = 400):
     """Six judged files of three genres whose people follow one direction of the states; the
-    columns `gleu` and `y` read parts of it, `x` nothing; a corpus of unrated texts besides."""
+    columns `gleu` and `y` read whole read parts of it, `x` nothing, and every column read
+    `sum` nothing; a corpus of unrated texts besides."""
     rng = np.random.default_rng(seed)
     direction = rng.normal(size=8)
 
@@ -35,7 +36,8 @@ def _case(seed: int = 0, n: int = 120, corpus: int = 400):
             "x": rng.normal(size=m),
             "y": 0.5 * signal + rng.normal(size=m),
         }
-        return st, signal, cols
+        noise = {k: rng.normal(size=m) for k in cols}
+        return st, signal, {"whole": cols, "sum": noise}
 
     judged, states, sets, columns = [], {}, [], {}
     for k in range(6):
@@ -48,7 +50,7 @@ def _case(seed: int = 0, n: int = 120, corpus: int = 400):
                 genre,
                 human,
                 [f"i{i // 4}" for i in range(n)],
-                {"whole": cols},
+                cols,
                 {MINUS_LENGTH: rng.normal(size=n)},
                 [f"s{i % 6}" for i in range(n)],
             )
@@ -73,6 +75,7 @@ def _case(seed: int = 0, n: int = 120, corpus: int = 400):
         None,
         0.95,
         "made here",
+        readings=("whole", "sum"),
     )
     return judged, taught
 
@@ -89,7 +92,8 @@ def test_each_file_is_scored_by_a_student_and_teacher_that_never_saw_its_genre()
     found = choice.learned
     for f in judged:
         student = taught.student(f.genre)
-        np.testing.assert_allclose(found.preds[f.name], student.predict(f.columns["whole"]))
+        np.testing.assert_allclose(found.preds[f.name], student.predict(f.columns))
+        assert student.head.reading == "whole"  # the reading that follows its teacher
     # The student reads the columns: it follows its teacher on the files it never saw.
     teacher = found.refs["teacher (neural learned head)"]
     assert found.record.judgement.rho > 0.5 * teacher.rho > 0
@@ -118,7 +122,7 @@ def test_where_it_ships_it_is_written_as_a_linear_head_read_whole():
     head = Head.from_section(found.section)
     assert head.reading == "whole" and found.section["genre"] == "general"
     np.testing.assert_allclose(
-        head.predict(judged[0].columns), taught.student("").predict(judged[0].columns["whole"])
+        head.predict(judged[0].columns), taught.student("").predict(judged[0].columns)
     )
     assert found.section["taught"]["teacher"] == SETTING
 
