@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from scorer.heads import Head
 from scorer.readings import SAID_AGAIN
 from training.heads.data.checks import ScrambleCheck
@@ -31,7 +33,7 @@ from training.heads.taught.prepare import Prepared
 from training.heads.taught.student import Student, fit_student, student_inputs
 from training.heads.taught.teacher import Teacher, fit_teacher
 
-__all__ = ["TAUGHT", "TaughtCandidates"]
+__all__ = ["TAUGHT", "TaughtCandidates", "follows"]
 
 TAUGHT = "taught head"  # its record's name in the chooser's evidence
 TEACHER = "teacher (neural learned head)"
@@ -169,6 +171,7 @@ class TaughtCandidates:
             "held_out": held,
             "table": rows,
             "taught": self.taught_entry(files),
+            "follows_teacher": follows(bare, teachers),
             "system_level_skipped": dict(view.skipped) if view else {},
         }
         if share is not None:
@@ -198,7 +201,7 @@ class TaughtCandidates:
             found.section = self.section(head_served, unit, held, entry)
         return found
 
-    def taught_entry(self, files) -> dict:
+    def taught_entry(self, files) -> dict[str, dict]:
         """What each held-out genre's student learned from and how closely it follows its
         teacher, and the served student's."""
         genres = sorted({f.genre for f in files})
@@ -240,3 +243,12 @@ class TaughtCandidates:
             files={f.name: len(f.human) for f in self.teacher_files},
             command=self.command,
         )
+
+
+def follows(students: Mapping[str, np.ndarray], teachers: Mapping[str, np.ndarray]) -> dict:
+    """How closely the students follow their teachers on the files they never saw: Spearman's
+    rho of the two held-out scores in each file, and their mean over files."""
+    from scipy.stats import spearmanr
+
+    each = {k: round(float(spearmanr(students[k], teachers[k])[0]), 4) for k in students}
+    return {"mean": round(sum(each.values()) / len(each), 4), "per_file": each}

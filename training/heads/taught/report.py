@@ -75,12 +75,15 @@ def unit_table(unit: str, entry: Mapping) -> list[str]:
         f"R^2 {v['fidelity_r2']}"
         for g, v in entry["taught"].items()
     )
-    return [
-        *lines,
-        "",
-        f"students (teacher refitted without the genre; R^2 on a set left out): {taught}",
-        "",
-    ]
+    follow = entry.get("follows_teacher") or {}
+    lines += ["", f"students (teacher refitted without the genre; R^2 on a set left out): {taught}"]
+    if follow:
+        lines += [
+            "",
+            f"Spearman with its teacher on the files it never saw: mean {follow['mean']:.3f} "
+            f"({', '.join(f'{k} {v:.3f}' for k, v in follow['per_file'].items())})",
+        ]
+    return [*lines, ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -97,6 +97,8 @@ def test_each_file_is_scored_by_a_student_and_teacher_that_never_saw_its_genre()
     # The student reads the columns: it follows its teacher on the files it never saw.
     teacher = found.refs["teacher (neural learned head)"]
     assert found.record.judgement.rho > 0.5 * teacher.rho > 0
+    follows = found.entry["follows_teacher"]
+    assert set(follows["per_file"]) == {f.name for f in judged} and follows["mean"] > 0.3
 
 
 def test_it_is_judged_on_the_chooser_evidence_and_kept_there_as_a_record():
