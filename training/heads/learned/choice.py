@@ -25,7 +25,15 @@ from training.heads.metrics.figures import Judgement, judge
 from training.heads.report.tables import row
 from training.heads.selection.ship_rule import ships, wins
 
-__all__ = ["CURRENT", "LABELS", "below", "current_setting", "evaluate", "head_scores"]
+__all__ = [
+    "CURRENT",
+    "LABELS",
+    "below",
+    "current_setting",
+    "evaluate",
+    "head_scores",
+    "record_checks",
+]
 
 
 LOGPROB = "neural.v2/logprob_sum"
@@ -220,12 +228,7 @@ def evaluate(
             for k, v in failing[tuple(inputs)].items()
         )
         entry["decision"] += f"; the current head fails the checks ({checks}): no bar"
-    if share is not None:
-        entry["scrambles"] = share
-    if shares:
-        entry["runs and loops"] = shares
-    if again:
-        entry["said again"] = again
+    record_checks(entry, share, shares, again)
     grid_out = {f"{k[0]}/{k[1]}/{k[2]}/{k[3]:g}": round(j.criterion, 4) for k, j in scores.items()}
     return {
         "chosen": chosen,
@@ -240,3 +243,14 @@ def evaluate(
         "judgement": scores[chosen],
         "gap": gap,
     }
+
+
+def record_checks(entry: dict, share, shares: Mapping, again: Mapping) -> None:
+    """Put a head's checks in its report entry: its share of shuffles scored below their
+    sentences, its shares of runs and loops, and of each said-again kind (those it has)."""
+    if share is not None:
+        entry["scrambles"] = share
+    if shares:
+        entry["runs and loops"] = dict(shares)
+    if again:
+        entry["said again"] = dict(again)

@@ -24,7 +24,7 @@ from training.heads.data.checks import ScrambleCheck
 from training.heads.data.files import MINUS_LENGTH
 from training.heads.data.said_again import KINDS as SAID_AGAIN_KINDS
 from training.heads.learned.candidates import Decided, weight_cost, with_said_again
-from training.heads.learned.choice import below, current_setting
+from training.heads.learned.choice import below, current_setting, record_checks
 from training.heads.learned.rows import StateFile
 from training.heads.report.tables import row
 from training.heads.selection.evidence import Evidence
@@ -174,12 +174,7 @@ class TaughtCandidates:
             "follows_teacher": follows(bare, teachers),
             "system_level_skipped": dict(view.skipped) if view else {},
         }
-        if share is not None:
-            entry["scrambles"] = share
-        if shares:
-            entry["runs and loops"] = shares
-        if again:
-            entry["said again"] = again
+        record_checks(entry, share, shares, again)
         if weight:
             entry["said_again"] = {
                 "weight": round(weight, 6),
