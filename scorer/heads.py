@@ -38,6 +38,7 @@ __all__ = [
     "load_head",
     "read_head",
     "without_general_head",
+    "without_tables",
 ]
 
 GLEU_INPUT = "gleu"
@@ -165,12 +166,12 @@ class Head:
 
     @staticmethod
     def without_table(section: Any) -> Any:
-        """A card section without the held-out table of its `selection` (a card of 0.12.1 or
-        earlier kept it there; the heads' report holds it now); any other value as it is."""
+        """A card section without the held-out tables of its `selection`, its own and those of
+        the candidates it kept beside it (`also_tried`): a card of 0.12.1 or earlier kept its
+        own there; the heads' report holds them now. Any other value as it is."""
         if not isinstance(section, Mapping) or not isinstance(section.get("selection"), Mapping):
             return section
-        selection = {k: v for k, v in section["selection"].items() if k != "table"}
-        return {**section, "selection": selection}
+        return {**section, "selection": without_tables(section["selection"])}
 
     @property
     def states(self) -> Mapping[str, Any] | None:
@@ -374,3 +375,14 @@ def read_head(
     if missing:
         raise ModelLoadError(f"{folder}: the {what} reads columns the model lacks: {missing}")
     return head
+
+
+def without_tables(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision's entry without its held-out `table` and without those of the entries it kept
+    beside it (`also_tried`)."""
+    out = {k: v for k, v in entry.items() if k != "table"}
+    if isinstance(out.get("also_tried"), list):
+        out["also_tried"] = [
+            without_tables(e) if isinstance(e, Mapping) else e for e in out["also_tried"]
+        ]
+    return out

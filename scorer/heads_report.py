@@ -24,7 +24,7 @@ from typing import Any
 
 from scorer.bundle import sha256_file
 from scorer.errors import ReportUnavailableError
-from scorer.heads import Head
+from scorer.heads import Head, without_tables
 
 __all__ = [
     "REPORT_FILE",
@@ -64,7 +64,7 @@ def lean_report(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     head's own row as `head` where the table has one."""
     out = {}
     for genre, entry in _entries(report).items():
-        lean = {k: v for k, v in entry.items() if k != "table"}
+        lean = without_tables(entry)
         row = head_row(entry)
         if row is not None:
             lean["head"] = dict(row)

@@ -15,6 +15,7 @@ from features.resources import MODELS_DIR
 from scorer.bundle import sha256_file
 from scorer.bundles import genres_of
 from scorer.errors import ReportUnavailableError
+from scorer.heads import without_tables
 from scorer.heads_report import (
     REPORT_FILE,
     REPORT_POINTER,
@@ -57,9 +58,13 @@ def test_the_card_names_its_report_and_keeps_each_heads_own_figures(tier):
     assert set(report) == set(card["heads_report"]) and set(card["heads"]) <= set(report)
     for genre, entry in report.items():
         lean = card["heads_report"][genre]
-        assert {k: v for k, v in entry.items() if k != "table"} == {
-            k: v for k, v in lean.items() if k != "head"
-        }, (tier, genre)
+        # The card: the entry without its tables, its own and those of what was tried beside it.
+        assert without_tables(entry) == {k: v for k, v in lean.items() if k != "head"}, (
+            tier,
+            genre,
+        )
+        for tried in entry.get("also_tried", ()):  # their tables are the report's alone
+            assert tried.get("table"), (tier, genre)
         if entry.get("table"):
             # The head, then what it was judged against (a linear head: every input tried).
             assert entry["table"][0]["label"] == "head" and len(entry["table"]) > 3
@@ -145,3 +150,14 @@ def test_a_report_outside_the_bundle_folder_is_refused(tmp_path):
         read_heads_report(folder, card)
     with pytest.raises(ReportUnavailableError, match="folder is not known"):
         read_heads_report(None, _card("default"))
+
+
+def test_a_lean_entry_drops_its_table_and_those_of_what_was_tried_beside_it():
+    entry = {
+        "decision": "shipped",
+        "table": [{"label": "head"}],
+        "also_tried": [{"decision": "not shipped", "table": [{"label": "head"}], "taught": {}}],
+    }
+    lean = without_tables(entry)
+    assert lean == {"decision": "shipped", "also_tried": [{"decision": "not shipped", "taught": {}}]}
+    assert entry["also_tried"][0]["table"]  # the entry itself is left as it was

@@ -67,7 +67,8 @@ from training.heads.report.cards import (
 )
 from training.heads.report.tables import print_report, rounded
 from training.heads.selection.choose import choose
-from training.heads.taught.prepare import add_prepare_options, read_taught
+from training.heads.taught.candidates import read_taught
+from training.heads.taught.prepare import add_prepare_options
 
 __all__ = ["choose_genre_heads", "main", "section"]
 

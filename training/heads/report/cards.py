@@ -98,9 +98,10 @@ def write_readme(folder: Path, card: Mapping, report: Mapping | None = None) -> 
 def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, dict]) -> None:
     """Every head chosen goes in the card's `heads`, the general one as `heads["general"]`, and
     replaces the card's heads, an older card's `calibration` among them; the report of every
-    head tried goes in `heads_report.json` beside the card, and in the card's `heads_report`
-    without its tables (`scorer.heads_report.write_heads_report`); the card's `summary` is
-    written from the heads (`scorer.summary`). An entry of `report` read from a lean card
+    head tried (with the candidates kept beside each, `also_tried`) goes in `heads_report.json`
+    beside the card, and in the card's `heads_report` without its tables
+    (`scorer.heads_report.write_heads_report`); the card's `summary` is written from the heads
+    (`scorer.summary`). An entry of `report` read from a lean card
     (its `head` without its `table`) keeps the table the bundle's report holds for it."""
     from scorer.bundle import CARD_FILE
     from scorer.head_weights import is_lean, join_weights, write_weights
@@ -126,6 +127,7 @@ def write_card(folder: Path, sections: Mapping[str, dict], report: Mapping[str, 
         "said_again",
         "served",
         "against_general",
+        "also_tried",
     )
     if any("head" in v and "table" not in v for v in report.values()):  # read from the card
         kept = read_heads_report(folder, card)

@@ -13,7 +13,8 @@ the teacher fitted on every file, taught on every text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import argparse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,11 +30,11 @@ from training.heads.learned.rows import StateFile
 from training.heads.report.tables import row
 from training.heads.selection.evidence import Evidence
 from training.heads.selection.ship_rule import Candidate, best_single, ships, wins
-from training.heads.taught.prepare import Prepared
+from training.heads.taught.prepare import Prepared, prepare
 from training.heads.taught.student import Student, fit_student, student_inputs
 from training.heads.taught.teacher import Teacher, fit_teacher
 
-__all__ = ["TAUGHT", "TaughtCandidates", "follows"]
+__all__ = ["TAUGHT", "TaughtCandidates", "follows", "read_taught"]
 
 TAUGHT = "taught head"  # its record's name in the chooser's evidence
 TEACHER = "teacher (neural learned head)"
@@ -247,3 +248,39 @@ def follows(students: Mapping[str, np.ndarray], teachers: Mapping[str, np.ndarra
 
     each = {k: round(float(spearmanr(students[k], teachers[k])[0]), 4) for k in students}
     return {"mean": round(sum(each.values()) / len(each), 4), "per_file": each}
+
+
+def read_taught(scorer, args: argparse.Namespace, files: Sequence, command: str):
+    """The taught candidates of a run of `scorer` (the default tier) on the judged `files`
+    (`training.heads.data.files.read_head_files`, read with `args`), their scramble check
+    still to be set: the texts prepared (`prepare`), the teacher's setting from the neural
+    bundle's card."""
+    from scorer import load_scorer
+    from scorer.evidence.benchmark_run import judgement_files
+    from scorer.heads import card_heads
+
+    neural = load_scorer("neural")
+    setting = card_heads(neural.card)["general"].get("states")
+    if not setting:
+        raise ValueError("the neural bundle's general head is not a learned head: no teacher")
+    paths = judgement_files(args.dev, args.files)
+    genres = {f.name: f.genre for f in files}
+    prepared = prepare(scorer, neural, paths, genres, args)
+    teacher_files = []
+    for f in files:
+        states = prepared.states[f.name]
+        mine = prepared.columns[f.name]["whole"]["gleu"]
+        if len(mine) != len(f.human) or not np.allclose(mine, f.columns["whole"]["gleu"]):
+            raise RuntimeError(f"{f.name}: the texts prepared are not the judged ones")
+        teacher_files.append(
+            StateFile(
+                f.name,
+                f.genre,
+                np.asarray(f.human, dtype=float),
+                states.states[:, None, None, :],
+                states.logprob,
+                np.arange(len(f.human)),
+            )
+        )
+    heads = {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()}
+    return TaughtCandidates(prepared, teacher_files, setting, heads, None, args.floor, command)

@@ -16,7 +16,7 @@ import numpy as np
 from training.heads.taught.teacher import DEFAULT_ROOT, SetStates, text_set_states
 from training.heads.taught.texts import TextSet, corpus_texts, dev_texts
 
-__all__ = ["Prepared", "add_prepare_options", "corpus_file", "prepare", "read_taught"]
+__all__ = ["Prepared", "add_prepare_options", "corpus_file", "main", "prepare"]
 
 SPLIT = {"share_b": 0.2, "seed": 12345}  # docs/model.md, step 1: the GLEU stage's Reuters part
 
@@ -99,44 +99,6 @@ def prepare(
         )
         columns[s.name] = {r: found[r] for r in READING_MODES}
     return Prepared(sets, states, columns)
-
-
-def read_taught(scorer, args: argparse.Namespace, files: Sequence, command: str):
-    """The taught candidates of a run of `scorer` (the default tier) on the judged `files`
-    (`training.heads.data.files.read_head_files`, read with `args`), their scramble check
-    still to be set: the texts prepared (`prepare`), the teacher's setting from the neural
-    bundle's card."""
-    from scorer import load_scorer
-    from scorer.evidence.benchmark_run import judgement_files
-    from scorer.heads import Head, card_heads
-    from training.heads.learned.rows import StateFile
-    from training.heads.taught.candidates import TaughtCandidates
-
-    neural = load_scorer("neural")
-    setting = card_heads(neural.card)["general"].get("states")
-    if not setting:
-        raise ValueError("the neural bundle's general head is not a learned head: no teacher")
-    paths = judgement_files(args.dev, args.files)
-    genres = {f.name: f.genre for f in files}
-    prepared = prepare(scorer, neural, paths, genres, args)
-    teacher_files = []
-    for f in files:
-        states = prepared.states[f.name]
-        mine = prepared.columns[f.name]["whole"]["gleu"]
-        if len(mine) != len(f.human) or not np.allclose(mine, f.columns["whole"]["gleu"]):
-            raise RuntimeError(f"{f.name}: the texts prepared are not the judged ones")
-        teacher_files.append(
-            StateFile(
-                f.name,
-                f.genre,
-                np.asarray(f.human, dtype=float),
-                states.states[:, None, None, :],
-                states.logprob,
-                np.arange(len(f.human)),
-            )
-        )
-    heads = {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()}
-    return TaughtCandidates(prepared, teacher_files, setting, heads, None, args.floor, command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
