@@ -56,6 +56,9 @@ class TaughtCandidates:
     floor: float
     command: str
     readings: tuple[str, ...] = ("whole", "weighted", "sum")
+    # the shipped learned head's weights on the states, which the teacher fitted on every file
+    # should reproduce (None: not known)
+    shipped: np.ndarray | None = None
     _teachers: dict = field(default_factory=dict, repr=False)
     _students: dict = field(default_factory=dict, repr=False)
 
@@ -210,6 +213,10 @@ class TaughtCandidates:
                 "alpha": s.alpha,
                 "fidelity_r2": round(s.fidelity, 4),
             }
+        if self.shipped is not None:  # the teacher of every file against the shipped head
+            mine = self.teacher("").head.coef
+            r = float(np.corrcoef(mine, self.shipped)[0, 1])
+            out["served (every genre)"]["teacher_vs_shipped_r"] = round(r, 4)
         return out
 
     def section(self, head: Head, unit: str, held: str, entry: Mapping) -> dict:
@@ -283,4 +290,10 @@ def read_taught(scorer, args: argparse.Namespace, files: Sequence, command: str)
             )
         )
     heads = {g: Head.from_section(s, label=f"head {g}") for g, s in card_heads(scorer.card).items()}
-    return TaughtCandidates(prepared, teacher_files, setting, heads, None, args.floor, command)
+    from features.neural_states import STATE_NAMES
+
+    shipped = Head.from_section(card_heads(neural.card)["general"])
+    weights = np.array([shipped.weight(f"neural_states.v1/{n}") for n in STATE_NAMES])
+    return TaughtCandidates(
+        prepared, teacher_files, setting, heads, None, args.floor, command, shipped=weights
+    )

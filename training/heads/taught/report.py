@@ -75,6 +75,13 @@ def unit_table(unit: str, entry: Mapping) -> list[str]:
         f"R^2 {v['fidelity_r2']}"
         for g, v in entry["taught"].items()
     )
+    served = entry["taught"].get("served (every genre)", {})
+    if "teacher_vs_shipped_r" in served:
+        lines += [
+            "",
+            "the teacher fitted on every file against the shipped learned head: its weights on "
+            f"the states correlate {served['teacher_vs_shipped_r']:.4f}",
+        ]
     follow = entry.get("follows_teacher") or {}
     lines += ["", f"students (teacher refitted without the genre; R^2 on a set left out): {taught}"]
     if follow:

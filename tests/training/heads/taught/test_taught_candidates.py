@@ -117,6 +117,15 @@ def test_it_is_judged_on_the_chooser_evidence_and_kept_there_as_a_record():
     assert set(found.entry["taught"]) == {"a", "b", "c", "served (every genre)"}
 
 
+def test_it_says_how_closely_its_teacher_reproduces_the_shipped_learned_head():
+    judged, taught = _case(1)
+    fitted = fit_teacher(taught.teacher_files, SETTING).head.coef
+    taught.shipped = fitted + 0.01 * np.random.default_rng(0).normal(size=len(fitted))
+    found = choose(judged, (), by_genre=True, n_samples=20, learned=taught).learned
+    r = found.entry["taught"]["served (every genre)"]["teacher_vs_shipped_r"]
+    assert 0.99 < r < 1.0
+
+
 def test_where_it_ships_it_is_written_as_a_linear_head_read_whole():
     judged, taught = _case(2)
     found = choose(judged, (), by_genre=True, n_samples=20, seed=3, learned=taught).learned
