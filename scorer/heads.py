@@ -377,12 +377,17 @@ def read_head(
     return head
 
 
+TRIED_KEPT = ("decision", "held_out", "reading")  # what a card keeps of a candidate tried
+
+
 def without_tables(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A decision's entry without its held-out `table` and without those of the entries it kept
-    beside it (`also_tried`)."""
+    """A decision's entry without its held-out `table`, and of the entries it kept beside it
+    (`also_tried`) only what was decided and how it was held out (`TRIED_KEPT`): the decision
+    sentence carries their figures; their tables and the rest are the heads' report's."""
     out = {k: v for k, v in entry.items() if k != "table"}
     if isinstance(out.get("also_tried"), list):
         out["also_tried"] = [
-            without_tables(e) if isinstance(e, Mapping) else e for e in out["also_tried"]
+            {k: e[k] for k in TRIED_KEPT if k in e} if isinstance(e, Mapping) else e
+            for e in out["also_tried"]
         ]
     return out

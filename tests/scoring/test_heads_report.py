@@ -152,13 +152,13 @@ def test_a_report_outside_the_bundle_folder_is_refused(tmp_path):
         read_heads_report(None, _card("default"))
 
 
-def test_a_lean_entry_drops_its_table_and_those_of_what_was_tried_beside_it():
+def test_a_lean_entry_drops_its_table_and_keeps_only_the_decision_of_what_was_tried():
     entry = {
         "decision": "shipped",
         "table": [{"label": "head"}],
         "also_tried": [{"decision": "not shipped", "table": [{"label": "head"}], "taught": {}}],
     }
     lean = without_tables(entry)
-    tried = {"decision": "not shipped", "taught": {}}
+    tried = {"decision": "not shipped"}  # what was decided; its figures are in the sentence
     assert lean == {"decision": "shipped", "also_tried": [tried]}
     assert entry["also_tried"][0]["table"]  # the entry itself is left as it was
